@@ -1,0 +1,76 @@
+"""The spec core: parse, serialize, detect and convert every supported chat markup spec.
+
+Pure Python; imports nothing from Django.
+
+    >>> from editor import formats
+    >>> result = formats.parse("<|start|>user<|message|>hi<|end|>", spec="openchatml-2.2")
+    >>> result.transcript.messages[0].content
+    'hi'
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .diagnostics import CODES, Diagnostic, Diagnostics, ParseError, first_error, has_errors
+from .model import CALL, END, RETURN, Message, Transcript
+from .specs import SPEC_IDS, TEXT_SPECS, UnknownSpec, get_codec
+
+__all__ = [
+    "CALL",
+    "CODES",
+    "END",
+    "RETURN",
+    "SPEC_IDS",
+    "TEXT_SPECS",
+    "Diagnostic",
+    "Message",
+    "ParseError",
+    "ParseResult",
+    "Transcript",
+    "UnknownSpec",
+    "detect",
+    "has_errors",
+    "parse",
+    "serialize",
+]
+
+
+class ParseResult(NamedTuple):
+    transcript: Transcript
+    diagnostics: list[Diagnostic]
+
+
+def detect(text: str) -> str | None:
+    """The spec id ``text`` is written in, or None when it is none of them."""
+    from .detect import detect as _detect
+
+    return _detect(text)
+
+
+def parse(text: str, spec: str | None = None, *, strict: bool = False) -> ParseResult:
+    """Parse ``text`` (its spec detected when not given). Never raises unless ``strict``."""
+    sink = Diagnostics(text)
+    if spec is None:
+        spec = detect(text)
+        if spec is None:
+            sink.add("E-DETECT-UNKNOWN", 0, "The input matches no supported spec; name one with --spec")
+            transcript = Transcript(spec="unknown")
+            return _finish(transcript, sink.items, strict)
+    transcript = get_codec(spec).parse(text, sink)
+    return _finish(transcript, sink.items, strict)
+
+
+def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool) -> ParseResult:
+    if strict and (error := first_error(diagnostics)) is not None:
+        raise ParseError(error)
+    return ParseResult(transcript, diagnostics)
+
+
+def serialize(transcript: Transcript, spec: str | None = None) -> str:
+    """Write ``transcript`` as ``spec`` text (its own spec by default).
+
+    Messages unchanged since parsing keep their exact source text; edited ones are written
+    in the spec's canonical form.
+    """
+    return get_codec(spec or transcript.spec).serialize(transcript)

@@ -1,0 +1,196 @@
+"""Diagnostics: what is wrong with a transcript, where, and how to fix it mechanically.
+
+Every code lives once in ``CODES`` (docs/diagnostics.md lists the same with an example each;
+a test keeps the two in step). Codes from the OpenChatML 2.2 error taxonomy (§14) are used
+where they fit; new codes follow their style, with the first letter giving the default
+severity: ``E-`` error, ``W-`` warning, ``I-`` information.
+
+Positions: ``offset`` is 0-based and counts Unicode code points (Python ``str`` indices);
+``line`` and ``column`` are 1-based, the column counting code points from the line start.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: str
+    title: str
+    example: str  # a short input that produces the code (shown in docs/diagnostics.md)
+
+
+def _codes(*infos: CodeInfo) -> dict[str, CodeInfo]:
+    return {info.code: info for info in infos}
+
+
+CODES: dict[str, CodeInfo] = _codes(
+    # --- the OpenChatML 2.2 §14 taxonomy -------------------------------------------------
+    CodeInfo("E-PARSE-HEADER", ERROR, "Malformed or unsafe document header",
+             "---\nversion: [2.2\n---\n<|start|>user<|message|>hi<|end|>"),
+    CodeInfo("E-PARSE-CHANNEL-MISSING", ERROR, "Channel absent where the profile requires one",
+             "profiles: {harmony: {enabled: true, require_channels: [analysis, commentary, final]}}"),
+    CodeInfo("E-BODY-CONSTRAINT-VIOLATION", ERROR, "Body does not parse as its <|constrain|> type",
+             "<|start|>assistant to=functions.f<|channel|>commentary<|constrain|>json<|message|>{oops<|call|>"),
+    CodeInfo("E-CALL-SCHEMA", ERROR, "Tool call arguments do not match the tool's schema",
+             'get_weather declared with location: string; called with {"location": 3}'),
+    CodeInfo("E-TOOL-TIMEOUT", ERROR, "Tool exceeded its deadline",
+             '{"ok": false, "error": {"code": "E-TOOL-TIMEOUT"}}'),
+    CodeInfo("E-TOOL-CANCELLED", ERROR, "Tool call was cancelled by the runtime",
+             '{"ok": false, "error": {"code": "E-TOOL-CANCELLED"}}'),
+    CodeInfo("E-STREAM-TRUNCATED", ERROR, "Input ended without a stop token",
+             "<|start|>assistant<|channel|>final<|message|>Half an ans"),
+    CodeInfo("E-PERM-VISIBILITY", ERROR, "Hidden channels requested by a user who may not see them",
+             "a viewer asking for the annotator rendering"),
+    # --- token grammar ----------------------------------------------------------------------
+    CodeInfo("E-PARSE-UNEXPECTED-TOKEN", ERROR, "Control token where the grammar does not allow it",
+             "<|start|>user<|message|>hi<|channel|>final<|end|>"),
+    CodeInfo("E-PARSE-ROLE-MISSING", ERROR, "Message header has no role",
+             "<|start|><|message|>hi<|end|>"),
+    CodeInfo("E-PARSE-ATTRIBUTE", ERROR, "Malformed header attribute",
+             "<|start|>assistant to<|channel|>commentary<|message|>{}<|call|>"),
+    CodeInfo("W-PARSE-DUPLICATE-ATTRIBUTE", WARNING, "Header attribute given twice; the first wins",
+             "<|start|>assistant to=a to=b<|message|>x<|end|>"),
+    CodeInfo("W-PARSE-STRAY-TEXT", WARNING, "Text outside any message is ignored by models",
+             "hello <|start|>user<|message|>hi<|end|>"),
+    CodeInfo("W-PARSE-UNKNOWN-TOKEN", WARNING, "Token-like text that this spec does not define",
+             "<|start|>user<|message|>a <|foo|> b<|end|>"),
+    CodeInfo("E-PARSE-UNTERMINATED-LITERAL", ERROR, "<|literal|> block without <|endliteral|>",
+             "<|start|>user<|message|><|literal|>raw<|end|>"),
+    CodeInfo("E-PARSE-EMPTY", ERROR, "No message found in the input", ""),
+    # --- JSON shapes ------------------------------------------------------------------------
+    CodeInfo("E-PARSE-JSON", ERROR, "Input is not valid JSON", '[{"role": "user",'),
+    CodeInfo("E-PARSE-SHAPE", ERROR, "JSON value does not have the shape this spec defines",
+             '{"messages": [{"content": "no role"}]}'),
+    # --- detection --------------------------------------------------------------------------
+    CodeInfo("E-DETECT-UNKNOWN", ERROR, "The input matches no supported spec", "just some prose"),
+)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` of the source with ``replacement``."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    message: str
+    line: int
+    column: int
+    offset: int
+    message_index: int | None = None
+    fix: Fix | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        if self.fix is None:
+            del out["fix"]
+        else:
+            out["fix"]["edits"] = [asdict(e) for e in self.fix.edits]
+        return out
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}: {self.severity} {self.code}: {self.message}"
+
+
+class ParseError(ValueError):
+    """Raised by strict parsing: carries the first error diagnostic and its position."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+        self.msg = diagnostic.message
+        self.pos = diagnostic.offset
+        self.lineno = diagnostic.line
+        self.colno = diagnostic.column
+        super().__init__(str(diagnostic))
+
+
+class LineIndex:
+    """Maps offsets to 1-based (line, column); line starts are found once, on first use."""
+
+    def __init__(self, text: str):
+        self._text = text
+        self._starts: list[int] | None = None
+
+    def position(self, offset: int) -> tuple[int, int]:
+        if self._starts is None:
+            starts = [0]
+            find = self._text.find
+            pos = find("\n")
+            while pos != -1:
+                starts.append(pos + 1)
+                pos = find("\n", pos + 1)
+            self._starts = starts
+        offset = max(0, min(offset, len(self._text)))
+        line = bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1
+
+
+@dataclass
+class Diagnostics:
+    """Collects diagnostics for one text while a parser keeps going (like ``email`` defects)."""
+
+    text: str
+    items: list[Diagnostic] = field(default_factory=list)
+    base_offset: int = 0  # where ``text`` starts in the document the offsets refer to
+    _index: LineIndex | None = field(default=None, repr=False)
+
+    def add(
+        self,
+        code: str,
+        offset: int,
+        message: str | None = None,
+        *,
+        message_index: int | None = None,
+        fix: Fix | None = None,
+        severity: str | None = None,
+    ) -> Diagnostic:
+        info = CODES[code]  # a KeyError here is a bug: every code is registered
+        if self._index is None:
+            self._index = LineIndex(self.text)
+        line, column = self._index.position(offset)
+        diagnostic = Diagnostic(
+            code=code,
+            severity=severity or info.severity,
+            message=message or info.title,
+            line=line,
+            column=column,
+            offset=offset + self.base_offset,
+            message_index=message_index,
+            fix=fix,
+        )
+        self.items.append(diagnostic)
+        return diagnostic
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == ERROR for d in self.items)
+
+
+def has_errors(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity == ERROR for d in diagnostics)
+
+
+def first_error(diagnostics: list[Diagnostic]) -> Diagnostic | None:
+    return next((d for d in diagnostics if d.severity == ERROR), None)

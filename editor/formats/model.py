@@ -1,0 +1,160 @@
+"""The canonical transcript model: a superset of every supported spec.
+
+Semantics follow OpenChatML 2.2 at the core. Every parser produces these objects and every
+serializer consumes them. Two kinds of data live on them:
+
+* semantic fields (role, content, channel, …): compared by ``==``, exported as canonical
+  JSON, edited by users;
+* layout (``Message.source``, ``Message.gap``, ``Transcript.layout``): how the text was
+  written, kept so that an unedited transcript serializes back byte for byte and an edited
+  one changes only the edited message's bytes. Layout never takes part in ``==``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+# The abstract terminator of a message (``Message.end``).
+END = "end"  # closed normally: <|end|>, <|im_end|>, <|end_message|>, a JSON message
+CALL = "call"  # an outgoing tool call that stops sampling: <|call|>, MMS halt on a tool format
+RETURN = "return"  # the sampling terminator of a final assistant message: <|return|>, <|end_turn|>
+TERMINATORS = (END, CALL, RETURN)  # and None: the message was cut off (truncated)
+
+SEMANTIC_FIELDS = (
+    "role",
+    "content",
+    "channel",
+    "recipient",
+    "name",
+    "call_id",
+    "intent",
+    "content_type",
+    "constrain",
+    "end",
+    "attrs",
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a message came from: its exact text and the fields it had when parsed.
+
+    A serializer for ``spec`` reuses ``raw`` verbatim while the message still has the
+    fingerprint it was parsed with, so untouched messages keep every byte.
+    """
+
+    spec: str
+    start: int  # offset of the first character of the message in the parsed text
+    raw: str
+    fingerprint: tuple
+
+
+@dataclass
+class Message:
+    role: str
+    content: str = ""
+    channel: str | None = None
+    recipient: str | None = None  # `to=`: the tool a call goes to, or the role a reply goes to
+    name: str | None = None
+    call_id: str | None = None
+    intent: str | None = None
+    content_type: str | None = None
+    constrain: str | None = None  # `<|constrain|>json`
+    end: str | None = END
+    # Everything else a format says about a message, kept rather than dropped: unknown header
+    # attributes, the position `to=` was written in, MMS `format`, v0.1 structured parts, …
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    source: Source | None = field(default=None, compare=False, repr=False)
+    gap: str = field(default="", compare=False, repr=False)  # text after the message, before the next
+
+    def fingerprint(self) -> tuple:
+        return fingerprint(self)
+
+    def is_unchanged_from(self, spec: str) -> bool:
+        """True when the message can be written back as the exact text it was parsed from."""
+        src = self.source
+        return src is not None and src.spec == spec and src.fingerprint == fingerprint(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical JSON form: null fields and empty attrs omitted."""
+        out: dict[str, Any] = {}
+        for name in SEMANTIC_FIELDS:
+            value = getattr(self, name)
+            if value is None or (name == "attrs" and not value):
+                continue
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        known = {f.name for f in fields(cls) if f.compare}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        if "end" not in data:
+            kwargs["end"] = None
+        kwargs["attrs"] = dict(data.get("attrs") or {})
+        return cls(**kwargs)
+
+
+def fingerprint(message: Message) -> tuple:
+    return (
+        message.role,
+        message.content,
+        message.channel,
+        message.recipient,
+        message.name,
+        message.call_id,
+        message.intent,
+        message.content_type,
+        message.constrain,
+        message.end,
+        _freeze(message.attrs),
+    )
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def stamp(message: Message, spec: str, start: int, raw: str) -> Message:
+    """Record that ``message`` was parsed from ``raw`` at ``start`` in a ``spec`` text."""
+    message.source = Source(spec=spec, start=start, raw=raw, fingerprint=fingerprint(message))
+    return message
+
+
+@dataclass
+class Transcript:
+    spec: str
+    header: dict[str, Any] = field(default_factory=dict)
+    messages: list[Message] = field(default_factory=list)
+    # Document-level data that is not a header key: v0.1 [BOS]/[EOS], OpenAI `tools`,
+    # extra top-level keys of a JSON document, …
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    # How the document was written (header text and fence, text before the first message,
+    # …); read only by the serializer of the same spec.
+    layout: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "spec": self.spec,
+            "header": self.header,
+            "messages": [m.to_dict() for m in self.messages],
+        }
+        if self.attrs:
+            out["attrs"] = self.attrs
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Transcript:
+        return cls(
+            spec=data["spec"],
+            header=dict(data.get("header") or {}),
+            messages=[Message.from_dict(m) for m in data.get("messages") or []],
+            attrs=dict(data.get("attrs") or {}),
+        )

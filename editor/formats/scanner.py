@@ -1,0 +1,114 @@
+"""The control-token scanner shared by every ``<|name|>`` text format.
+
+    token    = "<|" NAME "|>"          ; NAME in the format's vocabulary
+    escape   = "<" token               ; OpenChatML 2.2 §3: ``<<|start|>`` is the text ``<|start|>``
+    literal  = "<|literal|>" *OCTET "<|endliteral|>"   ; opaque: nothing inside is scanned
+    unknown  = "<|" NAME "|>"          ; NAME not in the vocabulary: text, reported by callers
+
+One left-to-right pass with a regular expression that cannot backtrack (no nested
+quantifiers), plus ``str.find`` to jump over literal blocks, so time is linear in the input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+TOKEN_RE = re.compile(r"<(<?)\|([A-Za-z_][A-Za-z0-9_]{0,63})\|>")
+LITERAL_OPEN = "<|literal|>"
+LITERAL_CLOSE = "<|endliteral|>"
+LITERAL_NAMES = frozenset({"literal", "endliteral"})
+
+# Kinds of items the scanner yields besides the vocabulary's own token names.
+ESCAPE = "#escape"  # `<<|x|>`: text
+UNKNOWN = "#unknown"  # `<|x|>` with x outside the vocabulary: text
+LITERAL = "#literal"  # a whole `<|literal|>…<|endliteral|>` block: text
+UNTERMINATED_LITERAL = "#unterminated-literal"  # `<|literal|>…` to the end of the input
+
+
+class Token(NamedTuple):
+    kind: str  # a vocabulary name (``start``, ``message``, …) or one of the ``#`` kinds
+    start: int
+    end: int
+
+
+def token(name: str) -> str:
+    return f"<|{name}|>"
+
+
+def scan(
+    src: str,
+    vocabulary: frozenset[str],
+    *,
+    escapes: bool = False,
+    literals: bool = False,
+    pos: int = 0,
+    endpos: int | None = None,
+) -> list[Token]:
+    """Every control token of ``src[pos:endpos]``, in order; the text between them is implied."""
+    end_limit = len(src) if endpos is None else endpos
+    out: list[Token] = []
+    append = out.append
+    search = TOKEN_RE.search
+    while True:
+        match = search(src, pos, end_limit)
+        if match is None:
+            return out
+        start, end = match.span()
+        escaped, name = match.group(1, 2)
+        if escaped:
+            if escapes and (name in vocabulary or (literals and name in LITERAL_NAMES)):
+                append(Token(ESCAPE, start, end))
+                pos = end
+                continue
+            start += 1  # the first `<` is plain text; the token begins at the second
+        if literals and name == "literal":
+            close = src.find(LITERAL_CLOSE, end, end_limit)
+            if close == -1:
+                append(Token(UNTERMINATED_LITERAL, start, end_limit))
+                return out
+            append(Token(LITERAL, start, close + len(LITERAL_CLOSE)))
+            pos = close + len(LITERAL_CLOSE)
+            continue
+        append(Token(name if name in vocabulary else UNKNOWN, start, end))
+        pos = end
+
+
+def unescape(text: str, vocabulary: frozenset[str]) -> str:
+    """The logical text of a 2.2 body: escapes resolved, literal blocks unwrapped."""
+    if "<" not in text:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for tok in scan(text, vocabulary, escapes=True, literals=True):
+        parts.append(text[pos : tok.start])
+        raw = text[tok.start : tok.end]
+        if tok.kind == ESCAPE:
+            parts.append(raw[1:])
+        elif tok.kind == LITERAL:
+            parts.append(raw[len(LITERAL_OPEN) : -len(LITERAL_CLOSE)])
+        elif tok.kind == UNTERMINATED_LITERAL:
+            parts.append(raw[len(LITERAL_OPEN) :])
+        else:
+            parts.append(raw)
+        pos = tok.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def escape(text: str, vocabulary: frozenset[str]) -> str:
+    """Write logical text as a 2.2 body: every control token gets the `<<|` escape."""
+    if "<|" not in text:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for match in TOKEN_RE.finditer(text):
+        start, end = match.span()
+        if match.group(1):
+            start += 1
+        if match.group(2) in vocabulary or match.group(2) in LITERAL_NAMES:
+            parts.append(text[pos:start])
+            parts.append("<" + text[start:end])
+            pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
