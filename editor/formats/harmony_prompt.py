@@ -1,0 +1,171 @@
+"""The system and developer messages gpt-oss expects, written the way Harmony writes them.
+
+System message (``system_message``)::
+
+    You are ChatGPT, a large language model trained by OpenAI.
+    Knowledge cutoff: 2024-06
+    Current date: 2025-08-08
+
+    Reasoning: high
+
+    # Valid channels: analysis, commentary, final. Channel must be included for every message.
+    Calls to these tools must go to the commentary channel: 'functions'.
+
+(the date line only when a date is given, the reasoning line only with an effort, the last
+line only when function tools exist).
+
+Developer message (``developer_message``)::
+
+    # Instructions
+
+    {instructions}
+
+    # Tools
+
+    ## functions
+
+    namespace functions {
+
+    // {tool description}
+    type {name} = (_: {
+    // {parameter description}
+    {param}: string,
+    {opt}?: "celsius" | "fahrenheit", // default: celsius
+    }) => any;
+
+    } // namespace functions
+
+JSON Schema → TypeScript (``schema_to_typescript``): ``string``/``number``/``boolean``/
+``null``; ``integer`` → ``number``; ``enum`` → a union of literals; ``anyOf``/``oneOf`` and
+type lists → unions; ``array`` → ``T[]`` (``(A | B)[]`` for unions); objects → ``{ … }`` with
+one property a line, ``?`` when not required, the description as ``//`` lines above and the
+default as a trailing ``// default: X`` (strings unquoted, other values as JSON); a tool with
+no parameters → ``() => any``; anything else → ``any``. ``typescript.parse_namespaces``
+reads this back.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+KNOWLEDGE_CUTOFF = "2024-06"
+CHANNELS = ("analysis", "commentary", "final")
+FUNCTIONS_NAMESPACE = "functions"
+_SIMPLE_TYPES = {
+    "string": "string",
+    "number": "number",
+    "integer": "number",
+    "boolean": "boolean",
+    "null": "null",
+}
+
+
+def system_message(
+    *,
+    reasoning_effort: str | None = None,
+    current_date: str | None = None,
+    has_functions: bool = False,
+    identity: str = MODEL_IDENTITY,
+    knowledge_cutoff: str = KNOWLEDGE_CUTOFF,
+) -> str:
+    lines = [identity, f"Knowledge cutoff: {knowledge_cutoff}"]
+    if current_date:
+        lines.append(f"Current date: {current_date}")
+    if reasoning_effort:
+        lines += ["", f"Reasoning: {reasoning_effort}"]
+    lines += [
+        "",
+        f"# Valid channels: {', '.join(CHANNELS)}. Channel must be included for every message.",
+    ]
+    if has_functions:
+        lines.append(
+            f"Calls to these tools must go to the commentary channel: '{FUNCTIONS_NAMESPACE}'."
+        )
+    return "\n".join(lines)
+
+
+def developer_message(instructions: str | None, tools: list[dict[str, Any]]) -> str:
+    """``# Instructions`` (when given) then ``# Tools`` (when any) in Harmony layout."""
+    sections = []
+    if instructions:
+        sections.append(f"# Instructions\n\n{instructions}")
+    if tools:
+        sections.append(f"# Tools\n\n## {FUNCTIONS_NAMESPACE}\n\n{tools_namespace(tools)}")
+    return "\n\n".join(sections)
+
+
+def tools_namespace(tools: list[dict[str, Any]], namespace: str = FUNCTIONS_NAMESPACE) -> str:
+    """OpenAI ``tools`` entries (``{"type": "function", "function": {…}}``) as a namespace."""
+    blocks = [_function_type(_function_of(tool)) for tool in tools]
+    body = "\n\n".join(blocks)
+    return f"namespace {namespace} {{\n\n{body}\n\n}} // namespace {namespace}"
+
+
+def _function_of(tool: dict[str, Any]) -> dict[str, Any]:
+    function = tool.get("function", tool)
+    return function if isinstance(function, dict) else {}
+
+
+def _function_type(function: dict[str, Any]) -> str:
+    lines = _comment_lines(function.get("description"))
+    name = function.get("name") or "unnamed"
+    params = function.get("parameters")
+    if isinstance(params, dict) and params.get("properties"):
+        lines.append(f"type {name} = (_: {schema_to_typescript(params)}) => any;")
+    else:
+        lines.append(f"type {name} = () => any;")
+    return "\n".join(lines)
+
+
+def _comment_lines(description: Any) -> list[str]:
+    if not isinstance(description, str) or not description.strip():
+        return []
+    return [f"// {line}".rstrip() for line in description.strip().splitlines()]
+
+
+def _default_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def schema_to_typescript(schema: Any) -> str:
+    """A TypeScript type expression for ``schema`` (see the module docstring)."""
+    if not isinstance(schema, dict):
+        return "any"
+    if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"], ensure_ascii=False)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return " | ".join(schema_to_typescript(s) for s in schema[key])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(schema_to_typescript({**schema, "type": k}) for k in kind)
+    if kind in _SIMPLE_TYPES:
+        return _SIMPLE_TYPES[kind]
+    if kind == "array":
+        items = schema_to_typescript(schema.get("items", {}))
+        return f"({items})[]" if " | " in items else f"{items}[]"
+    if kind == "object" or "properties" in schema:
+        return _object_type(schema)
+    return "any"
+
+
+def _object_type(schema: dict[str, Any]) -> str:
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return "object"
+    required = set(schema.get("required") or ())
+    lines = ["{"]
+    for name, prop in properties.items():
+        prop = prop if isinstance(prop, dict) else {}
+        lines += _comment_lines(prop.get("description"))
+        mark = "" if name in required else "?"
+        line = f"{name}{mark}: {schema_to_typescript(prop)},"
+        if "default" in prop:
+            line += f" // default: {_default_text(prop['default'])}"
+        lines.append(line)
+    lines.append("}")
+    return "\n".join(lines)
