@@ -1,0 +1,57 @@
+"""The spec core over HTTP: the spec ids, detection and parsing of posted text."""
+
+from ninja import Router, Schema
+
+from editor import formats
+
+from ..errors import ErrorOut
+
+router = Router(tags=["formats"])
+
+
+class SpecOut(Schema):
+    id: str
+    text: bool
+
+
+class TextIn(Schema):
+    text: str
+    spec: str | None = None
+
+
+class DetectOut(Schema):
+    spec: str | None
+
+
+class ParseOut(Schema):
+    spec: str
+    header: dict
+    messages: list[dict]
+    attrs: dict = {}
+    diagnostics: list[dict]
+
+
+@router.get("/specs", response=list[SpecOut], summary="The supported spec ids")
+def list_specs(request):
+    return [{"id": spec, "text": spec in formats.TEXT_SPECS} for spec in formats.SPEC_IDS]
+
+
+@router.post("/detect", response=DetectOut, summary="Name the spec a text is written in")
+def detect(request, payload: TextIn):
+    return {"spec": formats.detect(payload.text)}
+
+
+@router.post(
+    "/parse",
+    response={200: ParseOut, 400: ErrorOut},
+    summary="Parse a text into the canonical model, with its diagnostics",
+)
+def parse(request, payload: TextIn):
+    if payload.spec is not None and payload.spec not in formats.SPEC_IDS:
+        return 400, {
+            "code": "unknown-spec",
+            "message": f"Unknown spec id {payload.spec!r}.",
+            "details": {"spec_ids": list(formats.SPEC_IDS)},
+        }
+    transcript, diagnostics = formats.parse(payload.text, spec=payload.spec)
+    return {**transcript.to_dict(), "diagnostics": [d.to_dict() for d in diagnostics]}

@@ -1,0 +1,50 @@
+"""Browser tests: pytest-playwright driving Debian's Chromium (never a downloaded browser).
+
+Every test in this folder is marked `browser`; `-m "not browser"` skips them all.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM refuses to run in
+# a thread with a running loop unless told it is safe (it is: the loop is Playwright's).
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(item.fspath).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture
+def screenshot(page, request):
+    """Save a full-page screenshot under tests/browser/screenshots/ (to look at, by humans)."""
+
+    def take(name: str):
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}-{name}.png"), full_page=True)
+
+    return take
