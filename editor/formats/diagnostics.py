@@ -71,6 +71,12 @@ CODES: dict[str, CodeInfo] = _codes(
     CodeInfo("E-PARSE-JSON", ERROR, "Input is not valid JSON", '[{"role": "user",'),
     CodeInfo("E-PARSE-SHAPE", ERROR, "JSON value does not have the shape this spec defines",
              '{"messages": [{"content": "no role"}]}'),
+    # --- OpenChatML 0.1 and MMS tokens (json-and-v01) ---------------------------------------
+    CodeInfo("E-PARSE-BODY-MISSING", ERROR, "Message header is not followed by its body token",
+             "<|role|>user<|end_turn|>"),
+    CodeInfo("E-PARSE-FUNCTION-JSON", ERROR,
+             "Invalid JSON after <|function_call|>, <|function_output|> or in <|function_list|>",
+             '<|im_start|>assistant\n<|function_call|>\n{"name": "f", "arguments": {<|im_end|>'),
     # --- detection --------------------------------------------------------------------------
     CodeInfo("E-DETECT-UNKNOWN", ERROR, "The input matches no supported spec", "just some prose"),
 )
