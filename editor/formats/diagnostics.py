@@ -66,6 +66,10 @@ CODES: dict[str, CodeInfo] = _codes(
              "<|start|>user<|message|>a <|foo|> b<|end|>"),
     CodeInfo("E-PARSE-UNTERMINATED-LITERAL", ERROR, "<|literal|> block without <|endliteral|>",
              "<|start|>user<|message|><|literal|>raw<|end|>"),
+    CodeInfo("E-PARSE-UNCLOSED-MESSAGE", ERROR, "<|start|> before the previous message ended",
+             "<|start|>user<|message|>hi<|start|>assistant<|message|>hello<|end|>"),
+    CodeInfo("I-PARSE-COMPLETION-PROMPT", INFO, "Open last message: a prompt for the model to complete",
+             "<|start|>user<|message|>Hi<|end_message|><|start|>assistant"),
     CodeInfo("E-PARSE-EMPTY", ERROR, "No message found in the input", ""),
     # --- JSON shapes ------------------------------------------------------------------------
     CodeInfo("E-PARSE-JSON", ERROR, "Input is not valid JSON", '[{"role": "user",'),

@@ -5,6 +5,11 @@
     literal  = "<|literal|>" *OCTET "<|endliteral|>"   ; opaque: nothing inside is scanned
     unknown  = "<|" NAME "|>"          ; NAME not in the vocabulary: text, reported by callers
 
+A ``<|literal|>`` that is never closed yields an ``UNTERMINATED_LITERAL`` token covering the
+opener only, and scanning goes on after it: one missing ``<|endliteral|>`` must not swallow the
+rest of the document (callers report it). Literal matching stops from there on, since no
+later opener can have a closer either.
+
 One left-to-right pass with a regular expression that cannot backtrack (no nested
 quantifiers), plus ``str.find`` to jump over literal blocks, so time is linear in the input.
 """
@@ -23,7 +28,7 @@ LITERAL_NAMES = frozenset({"literal", "endliteral"})
 ESCAPE = "#escape"  # `<<|x|>`: text
 UNKNOWN = "#unknown"  # `<|x|>` with x outside the vocabulary: text
 LITERAL = "#literal"  # a whole `<|literal|>…<|endliteral|>` block: text
-UNTERMINATED_LITERAL = "#unterminated-literal"  # `<|literal|>…` to the end of the input
+UNTERMINATED_LITERAL = "#unterminated-literal"  # a `<|literal|>` opener with no closer after it
 
 
 class Token(NamedTuple):
@@ -50,6 +55,7 @@ def scan(
     out: list[Token] = []
     append = out.append
     search = TOKEN_RE.search
+    closers_left = literals  # False once a literal opener found no closer up to the end
     while True:
         match = search(src, pos, end_limit)
         if match is None:
@@ -63,10 +69,12 @@ def scan(
                 continue
             start += 1  # the first `<` is plain text; the token begins at the second
         if literals and name == "literal":
-            close = src.find(LITERAL_CLOSE, end, end_limit)
+            close = src.find(LITERAL_CLOSE, end, end_limit) if closers_left else -1
             if close == -1:
-                append(Token(UNTERMINATED_LITERAL, start, end_limit))
-                return out
+                append(Token(UNTERMINATED_LITERAL, start, end))
+                closers_left = False
+                pos = end
+                continue
             append(Token(LITERAL, start, close + len(LITERAL_CLOSE)))
             pos = close + len(LITERAL_CLOSE)
             continue
@@ -87,9 +95,7 @@ def unescape(text: str, vocabulary: frozenset[str]) -> str:
             parts.append(raw[1:])
         elif tok.kind == LITERAL:
             parts.append(raw[len(LITERAL_OPEN) : -len(LITERAL_CLOSE)])
-        elif tok.kind == UNTERMINATED_LITERAL:
-            parts.append(raw[len(LITERAL_OPEN) :])
-        else:
+        elif tok.kind != UNTERMINATED_LITERAL:  # a dangling opener carries no text
             parts.append(raw)
         pos = tok.end
     parts.append(text[pos:])

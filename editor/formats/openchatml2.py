@@ -1,0 +1,588 @@
+"""OpenChatML 2.0, OpenChatML 2.2 and Harmony (gpt-oss): one parser, three dialects.
+
+    document   = [yaml-header] lead *(message gap)              ; header: 2.x only (header.py)
+    message    = "<|start|>" head [channel] [constrain] ["<|message|>" body] [terminator]
+    head       = ROLE *(WSP attribute) [WSP]                    ; 2.2 §6
+    channel    = "<|channel|>" CHANNEL *(WSP attribute) [WSP]   ; HIP-1: to= may come here
+    constrain  = "<|constrain|>" CTYPE [WSP]
+    attribute  = KEY "=" VALUE                                  ; to, call_id, name, intent, content_type, …
+    terminator = "<|end|>" / "<|call|>" / "<|return|>"
+    body       = *(text / escape / literal)                     ; escape, literal: 2.2 only (scanner.py)
+
+The scanner finds every control token once; the parser walks that token list and slices the
+text between tokens, so no character is looked at twice by Python code. Problems become
+diagnostics and parsing goes on: a message cut off by the next ``<|start|>`` is closed as
+truncated, stray text and unknown tokens are kept (in ``Message.gap`` / the body) so that
+``serialize(parse(x)) == x`` holds for malformed input too.
+
+``Message.content`` is the body exactly as written, escapes and literal markers included;
+``scanner.unescape(content, dialect.vocabulary)`` gives the logical text.
+ChatML (chatml.py) is a dialect of the same engine with fewer tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import header as yaml_header
+from .diagnostics import Diagnostics, Edit, Fix
+from .model import CALL, END, RETURN, Message, Transcript, stamp
+from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, Token, scan, token
+from .specs import Codec
+
+# Token names (the text between `<|` and `|>`).
+START = "start"
+CHANNEL = "channel"
+CONSTRAIN = "constrain"
+MESSAGE = "message"
+END_TOKEN = "end"
+CALL_TOKEN = "call"
+RETURN_TOKEN = "return"
+ENDLITERAL = "endliteral"
+COT_MARKERS = frozenset({"start_reflect", "start_introspect", "start_reason"})  # 2.x §7: body text
+
+# Header attributes with a Message field of their own, in the canonical order of 2.2 §6.
+KNOWN_ATTRS = ("to", "call_id", "name", "intent", "content_type")
+FIELD_OF = {"to": "recipient", "call_id": "call_id", "name": "name", "intent": "intent"}
+FIELD_OF["content_type"] = "content_type"
+
+# Keys of Message.attrs this module reads and writes.
+HEADER_ATTRS = "header_attrs"  # {key: value} of attributes without a field; value None: a bare word
+CHANNEL_ATTRS = "channel_attrs"  # keys written after <|channel|> rather than in the start header
+ATTR_ORDER = "attr_order"  # keys in written order, kept only when it is not the canonical order
+HEADER_ONLY = "header_only"  # `<|start|>assistant` at the end: a completion prompt, no <|message|>
+BARE_CONTENT_TYPE = "bare_content_type"  # Harmony `to=python code`: content type without `key=`
+
+WORD_RE = re.compile(r"[^ \t\r\n\f\v]+")
+KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+WHITESPACE = " \t\r\n\f\v"
+
+# Parser states while reading one message.
+IN_HEAD = 0
+IN_BODY = 1
+
+
+@dataclass(frozen=True)
+class Dialect:
+    spec: str
+    vocabulary: frozenset[str]
+    terminators: dict[str, str]  # token name -> Message.end
+    end_tokens: dict[str, str]  # Message.end -> token name written by the canonical form
+    yaml_header: bool = False
+    escapes: bool = False  # `<<|` escapes and <|literal|> blocks (2.2)
+    channels: bool = True  # <|channel|> and <|constrain|> exist
+    body_markers: frozenset[str] = frozenset()  # tokens that are ordinary text in a body
+    open_body_is_prompt: bool = False  # ChatML: a partial last message is a completion request
+    to_after_channel: bool = False  # canonical place of an assistant's to= (Harmony)
+    bare_content_type: bool = False  # Harmony: a bare word after the channel is a content type
+    default_gap: str = "\n"
+    head_tokens: frozenset[str] = field(default=frozenset({CHANNEL, CONSTRAIN}))
+
+
+OCM_TERMINATORS = {END_TOKEN: END, CALL_TOKEN: CALL, RETURN_TOKEN: RETURN}
+OCM_END_TOKENS = {END: END_TOKEN, CALL: CALL_TOKEN, RETURN: RETURN_TOKEN}
+OCM_TOKENS = frozenset({START, CHANNEL, CONSTRAIN, MESSAGE, END_TOKEN, CALL_TOKEN, RETURN_TOKEN})
+
+OCM20 = Dialect(
+    spec="openchatml-2.0",
+    # 2.0 §3 lists six tokens; <|constrain|> is accepted too because HIP-1 producers emit it.
+    vocabulary=OCM_TOKENS | COT_MARKERS,
+    terminators=OCM_TERMINATORS,
+    end_tokens=OCM_END_TOKENS,
+    yaml_header=True,
+    body_markers=COT_MARKERS,
+)
+OCM22 = Dialect(
+    spec="openchatml-2.2",
+    vocabulary=OCM_TOKENS | COT_MARKERS | {ENDLITERAL},
+    terminators=OCM_TERMINATORS,
+    end_tokens=OCM_END_TOKENS,
+    yaml_header=True,
+    escapes=True,
+    body_markers=COT_MARKERS,
+)
+HARMONY = Dialect(
+    spec="harmony",
+    vocabulary=OCM_TOKENS,
+    terminators=OCM_TERMINATORS,
+    end_tokens=OCM_END_TOKENS,
+    to_after_channel=True,
+    bare_content_type=True,
+    default_gap="",
+)
+DIALECTS = {d.spec: d for d in (OCM20, OCM22, HARMONY)}
+
+
+class _Part:
+    """One header part: the text after <|start|>, <|channel|> or <|constrain|>."""
+
+    __slots__ = ("end", "kind", "start")
+
+    def __init__(self, kind: str, start: int):
+        self.kind = kind
+        self.start = start
+        self.end = start
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+def parse_document(src: str, sink: Diagnostics, dialect: Dialect) -> Transcript:
+    """document = [yaml-header] lead *(message gap)"""
+    header: dict = {}
+    pos = 0
+    layout: dict = {"spec": dialect.spec}
+    if dialect.yaml_header:
+        head = yaml_header.read_header(src, sink)
+        header = head.value
+        pos = head.span.end
+        layout["header_form"] = head.span.form
+        layout["header_text"] = src[:pos]
+        layout["header"] = _copy(header)
+    tokens = scan(
+        src, dialect.vocabulary, escapes=dialect.escapes, literals=dialect.escapes, pos=pos
+    )
+    first_item = len(sink.items)
+    messages, lead_end = parse_messages(src, pos, tokens, sink, dialect)
+    layout["lead"] = src[pos:lead_end]
+    if not messages:
+        sink.add("E-PARSE-EMPTY", pos, "No message found: a message begins with <|start|>")
+    # A message's header problems are found after its body's; report in document order.
+    sink.items[first_item:] = sorted(sink.items[first_item:], key=lambda d: d.offset)
+    return Transcript(spec=dialect.spec, header=header, messages=messages, layout=layout)
+
+
+def parse_messages(
+    src: str, pos: int, tokens: list[Token], sink: Diagnostics, dialect: Dialect
+) -> tuple[list[Message], int]:
+    """*(gap message) gap; returns the messages and where the first one starts."""
+    messages: list[Message] = []
+    lead_end = len(src)
+    gap_start = pos
+    text_from = pos  # start of the text run not yet checked for stray text
+    i = 0
+    count = len(tokens)
+    while i < count:
+        tok = tokens[i]
+        if tok.kind != START:
+            _stray_text(src, text_from, tok.start, sink, len(messages))
+            _stray_token(src, tok, sink, dialect, len(messages))
+            text_from = tok.end
+            i += 1
+            continue
+        _stray_text(src, text_from, tok.start, sink, len(messages))
+        if messages:
+            messages[-1].gap = src[gap_start : tok.start]
+        else:
+            lead_end = tok.start
+        i, message, end = parse_message(src, tokens, i, sink, dialect, len(messages))
+        messages.append(message)
+        gap_start = text_from = end
+    _stray_text(src, text_from, len(src), sink, len(messages))
+    if messages:
+        messages[-1].gap = src[gap_start:]
+    return messages, lead_end
+
+
+def _stray_text(src: str, start: int, end: int, sink: Diagnostics, index: int) -> None:
+    """Non-blank text outside messages: models never see it as part of a message."""
+    if start >= end:
+        return
+    text = src[start:end]
+    if text.isspace():
+        return
+    first = start + len(text) - len(text.lstrip(WHITESPACE))
+    last = start + len(text.rstrip(WHITESPACE))
+    sink.add(
+        "W-PARSE-STRAY-TEXT",
+        first,
+        f"Text outside any message: {_preview(src[first:last])}",
+        message_index=index - 1 if index else None,
+        fix=Fix("Remove the stray text", (Edit(first, last, ""),)),
+    )
+
+
+def _stray_token(src: str, tok: Token, sink: Diagnostics, dialect: Dialect, index: int) -> None:
+    if tok.kind in (ESCAPE, LITERAL, UNTERMINATED_LITERAL):
+        sink.add(
+            "W-PARSE-STRAY-TEXT",
+            tok.start,
+            f"Text outside any message: {_preview(src[tok.start : tok.end])}",
+            message_index=index - 1 if index else None,
+        )
+    elif tok.kind == UNKNOWN:
+        _unknown_token(src, tok, sink, index - 1 if index else None)
+    else:
+        sink.add(
+            "E-PARSE-UNEXPECTED-TOKEN",
+            tok.start,
+            f"{src[tok.start : tok.end]} outside a message (a message begins with <|start|>)",
+            message_index=index - 1 if index else None,
+            fix=Fix("Remove the token", (Edit(tok.start, tok.end, ""),)),
+        )
+
+
+def _unknown_token(src: str, tok: Token, sink: Diagnostics, index: int | None) -> None:
+    sink.add(
+        "W-PARSE-UNKNOWN-TOKEN",
+        tok.start,
+        f"{src[tok.start : tok.end]} is not a token of this spec; it is kept as text",
+        message_index=index,
+    )
+
+
+def parse_message(
+    src: str, tokens: list[Token], i: int, sink: Diagnostics, dialect: Dialect, index: int
+) -> tuple[int, Message, int]:
+    """message = "<|start|>" head [channel] [constrain] ["<|message|>" body] [terminator]
+
+    ``tokens[i]`` is the <|start|>. Returns the index of the first token after the message,
+    the message and the offset where it ends.
+    """
+    start_tok = tokens[i]
+    parts = [_Part(START, start_tok.end)]
+    state = IN_HEAD
+    body_start = -1
+    end_kind: str | None = None
+    terminators = dialect.terminators
+    count = len(tokens)
+    i += 1
+    while i < count:
+        tok = tokens[i]
+        kind = tok.kind
+        if kind in terminators:
+            end_kind = terminators[kind]
+            if state == IN_HEAD:
+                parts[-1].end = tok.start
+                sink.add(
+                    "E-PARSE-UNEXPECTED-TOKEN",
+                    tok.start,
+                    f"{src[tok.start : tok.end]} before <|message|>: the message has no body",
+                    message_index=index,
+                    fix=Fix("Insert <|message|>", (Edit(tok.start, tok.start, token(MESSAGE)),)),
+                )
+                body_start = tok.start
+            body_end = tok.start
+            end = tok.end
+            i += 1
+            break
+        if kind == START:
+            end = tok.start
+            if state == IN_HEAD:
+                parts[-1].end = end
+            body_end = end
+            _unclosed(src, body_start, end, sink, dialect, index)
+            break
+        if state == IN_HEAD:
+            if kind == MESSAGE:
+                parts[-1].end = tok.start
+                state = IN_BODY
+                body_start = tok.end
+            elif kind in dialect.head_tokens and dialect.channels:
+                parts[-1].end = tok.start
+                _check_head_order(src, parts, tok, sink, index)
+                parts.append(_Part(kind, tok.end))
+            else:
+                _text_token(src, tok, sink, dialect, index, in_body=False)
+        else:
+            _text_token(src, tok, sink, dialect, index, in_body=True)
+        i += 1
+    else:
+        end = len(src)
+        if state == IN_HEAD:
+            parts[-1].end = end
+        body_end = end
+        _open_at_end(src, body_start, end, sink, dialect, index)
+    message = _build(src, parts, body_start, body_end, end_kind, sink, dialect, index)
+    return i, stamp(message, dialect.spec, start_tok.start, src[start_tok.start : end]), end
+
+
+def _check_head_order(src: str, parts: list[_Part], tok: Token, sink: Diagnostics, index: int):
+    kinds = [p.kind for p in parts]
+    if tok.kind in kinds or (tok.kind == CHANNEL and CONSTRAIN in kinds):
+        sink.add(
+            "E-PARSE-UNEXPECTED-TOKEN",
+            tok.start,
+            f"{src[tok.start : tok.end]} out of place: a header is "
+            "<|start|>ROLE [<|channel|>CHANNEL] [<|constrain|>TYPE] <|message|>",
+            message_index=index,
+        )
+
+
+def _text_token(
+    src: str, tok: Token, sink: Diagnostics, dialect: Dialect, index: int, *, in_body: bool
+) -> None:
+    """A token kept as text inside a message; reported unless the grammar makes it text."""
+    kind = tok.kind
+    if kind in (ESCAPE, LITERAL) or (in_body and kind in dialect.body_markers):
+        return
+    if kind == UNTERMINATED_LITERAL:
+        sink.add(
+            "E-PARSE-UNTERMINATED-LITERAL",
+            tok.start,
+            "<|literal|> without a matching <|endliteral|>; the rest is read as ordinary text",
+            message_index=index,
+        )
+    elif kind == UNKNOWN:
+        _unknown_token(src, tok, sink, index)
+    else:
+        fix = None
+        if dialect.escapes:
+            fix = Fix("Escape it as text (<<|…|>)", (Edit(tok.start, tok.start, "<"),))
+        where = "the message body" if in_body else "a message header"
+        sink.add(
+            "E-PARSE-UNEXPECTED-TOKEN",
+            tok.start,
+            f"{src[tok.start : tok.end]} is not allowed in {where}; it is kept as text",
+            message_index=index,
+            fix=fix,
+        )
+
+
+def _closing_fix(src: str, body_start: int, end: int, dialect: Dialect) -> Fix | None:
+    if body_start < 0:
+        return None
+    at = body_start + len(src[body_start:end].rstrip(WHITESPACE))
+    closer = token(dialect.end_tokens[END])
+    return Fix(f"Insert {closer}", (Edit(at, at, closer),))
+
+
+UNCLOSED_TEXT = "<|start|> before the previous message ended; that message is read as truncated"
+
+
+def _unclosed(src, body_start, end, sink, dialect, index) -> None:
+    sink.add(
+        "E-PARSE-UNCLOSED-MESSAGE",
+        end,
+        UNCLOSED_TEXT,
+        message_index=index,
+        fix=_closing_fix(src, body_start, end, dialect),
+    )
+
+
+def _open_at_end(src, body_start, end, sink, dialect, index) -> None:
+    if body_start < 0 or dialect.open_body_is_prompt:
+        sink.add(
+            "I-PARSE-COMPLETION-PROMPT",
+            end,
+            "The last message is open: a completion prompt for the model to continue",
+            message_index=index,
+        )
+        return
+    sink.add(
+        "E-STREAM-TRUNCATED",
+        end,
+        "The input ends inside a message: no <|end|>, <|call|> or <|return|>",
+        message_index=index,
+        fix=_closing_fix(src, body_start, end, dialect),
+    )
+
+
+def _build(src, parts, body_start, body_end, end_kind, sink, dialect, index) -> Message:
+    message = Message(role="", end=end_kind)
+    attrs: dict = {}
+    written: list[str] = []
+    for part in parts:
+        words = [(m.start(), m.group()) for m in WORD_RE.finditer(src, part.start, part.end)]
+        if part.kind == CONSTRAIN:
+            _read_constrain(message, words, part, sink, index)
+            continue
+        if part.kind == START:
+            first = _read_name(words, "role", part, sink, index)
+            message.role = first
+        else:
+            message.channel = _read_name(words, "channel", part, sink, index)
+        for offset, word in words:
+            _read_attribute(message, attrs, written, part.kind, offset, word, sink, dialect, index)
+    if body_start < 0:
+        attrs[HEADER_ONLY] = True
+    else:
+        message.content = src[body_start:body_end]
+    canonical = _canonical_order(written, attrs.get(CHANNEL_ATTRS, ()))
+    if written != canonical:
+        attrs[ATTR_ORDER] = written
+    message.attrs = attrs
+    return message
+
+
+def _read_name(words: list, what: str, part: _Part, sink: Diagnostics, index: int) -> str:
+    """The first word of a part (the role, the channel); removed from ``words``."""
+    if words and "=" not in words[0][1]:
+        return words.pop(0)[1]
+    code = "E-PARSE-ROLE-MISSING" if what == "role" else "E-PARSE-ATTRIBUTE"
+    sink.add(code, part.start, f"The message header has no {what} name", message_index=index)
+    return ""
+
+
+def _read_constrain(message, words, part, sink, index) -> None:
+    """constrain = "<|constrain|>" CTYPE [WSP]"""
+    if len(words) == 1:
+        message.constrain = words[0][1]
+        return
+    message.constrain = " ".join(w for _, w in words)
+    sink.add(
+        "E-PARSE-ATTRIBUTE",
+        part.start,
+        "<|constrain|> must be followed by exactly one content type (e.g. json)",
+        message_index=index,
+    )
+
+
+def _read_attribute(message, attrs, written, part_kind, offset, word, sink, dialect, index):
+    """attribute = KEY "=" VALUE"""
+    key, eq, value = word.partition("=")
+    if eq and value and KEY_RE.fullmatch(key):
+        if key in written:
+            sink.add(
+                "W-PARSE-DUPLICATE-ATTRIBUTE",
+                offset,
+                f"{key}= given twice; the first value is used",
+                message_index=index,
+            )
+            return
+        field_name = FIELD_OF.get(key)
+        if field_name is None:
+            attrs.setdefault(HEADER_ATTRS, {})[key] = value
+        else:
+            setattr(message, field_name, value)
+        _note_position(attrs, written, key, part_kind)
+        return
+    if (
+        not eq
+        and part_kind == CHANNEL
+        and dialect.bare_content_type
+        and message.content_type is None
+    ):
+        message.content_type = word
+        attrs[BARE_CONTENT_TYPE] = True
+        _note_position(attrs, written, "content_type", part_kind)
+        return
+    sink.add(
+        "E-PARSE-ATTRIBUTE",
+        offset,
+        f"Malformed header attribute {word!r}: expected key=value with no spaces",
+        message_index=index,
+    )
+    # Kept as a valueless attribute so that an edited message still writes it back.
+    extra = attrs.setdefault(HEADER_ATTRS, {})
+    if word not in extra:
+        extra[word] = None
+        _note_position(attrs, written, word, part_kind)
+
+
+def _note_position(attrs: dict, written: list[str], key: str, part_kind: str) -> None:
+    written.append(key)
+    if part_kind == CHANNEL:
+        attrs.setdefault(CHANNEL_ATTRS, []).append(key)
+
+
+def _canonical_order(keys, channel_keys) -> list[str]:
+    """Start-header keys in §6 order, unknown ones as written, then the channel keys."""
+    start_keys = [k for k in keys if k not in channel_keys]
+    ordered = [k for k in KNOWN_ATTRS if k in start_keys]
+    ordered += [k for k in start_keys if k not in KNOWN_ATTRS]
+    channel_ordered = [k for k in KNOWN_ATTRS if k in channel_keys]
+    channel_ordered += [k for k in keys if k in channel_keys and k not in KNOWN_ATTRS]
+    return ordered + channel_ordered
+
+
+def _preview(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _copy(value):
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+# --- serialization ---------------------------------------------------------------------------
+
+
+def serialize_document(transcript: Transcript, dialect: Dialect) -> str:
+    """Unedited parts are written as they were read; edited ones in the dialect's canonical form."""
+    layout = transcript.layout if transcript.layout.get("spec") == dialect.spec else {}
+    out: list[str] = []
+    if dialect.yaml_header:
+        if layout and layout.get("header") == transcript.header:
+            out.append(layout["header_text"])
+        else:
+            out.append(yaml_header.dump_header(transcript.header, layout.get("header_form")))
+    out.append(layout.get("lead", ""))
+    spec = dialect.spec
+    for message in transcript.messages:
+        if message.is_unchanged_from(spec):
+            out.append(message.source.raw)
+        else:
+            out.append(format_message(message, dialect))
+        source = message.source
+        out.append(
+            message.gap if source is not None and source.spec == spec else dialect.default_gap
+        )
+    return "".join(out)
+
+
+def format_message(message: Message, dialect: Dialect) -> str:
+    """The canonical text of one message (2.2 §6; Harmony puts an assistant's to= after the channel)."""
+    attrs = message.attrs
+    values = {key: getattr(message, FIELD_OF[key]) for key in KNOWN_ATTRS}
+    values.update(attrs.get(HEADER_ATTRS) or {})
+    present = [k for k in values if values[k] is not None or k in (attrs.get(HEADER_ATTRS) or {})]
+    channel_keys = _channel_keys(message, dialect, present)
+    order = [k for k in attrs.get(ATTR_ORDER, ()) if k in present]
+    order += [k for k in _canonical_order(present, channel_keys) if k not in order]
+    bare = attrs.get(BARE_CONTENT_TYPE)
+    out = [token(START), message.role]
+    for key in order:
+        if key not in channel_keys:
+            out.append(_attribute(key, values[key], False))
+    if message.channel is not None and dialect.channels:
+        out += [token(CHANNEL), message.channel]
+        for key in order:
+            if key in channel_keys:
+                out.append(_attribute(key, values[key], bare and key == "content_type"))
+        if message.constrain is not None and channel_keys:
+            out.append(" ")  # as gpt-oss writes `to=functions.f <|constrain|>json`
+    if message.constrain is not None and dialect.channels:
+        out += [token(CONSTRAIN), message.constrain]
+    if message.content or not attrs.get(HEADER_ONLY):
+        out += [token(MESSAGE), message.content]
+    if message.end is not None:
+        out.append(token(dialect.end_tokens.get(message.end, dialect.end_tokens[END])))
+    return "".join(out)
+
+
+def _channel_keys(message: Message, dialect: Dialect, present: list[str]) -> list[str]:
+    if message.channel is None or not dialect.channels:
+        return []
+    if CHANNEL_ATTRS in message.attrs:
+        return [k for k in message.attrs[CHANNEL_ATTRS] if k in present]
+    source = message.source
+    parsed_here = source is not None and source.spec == dialect.spec
+    if dialect.to_after_channel and not parsed_here and message.role == "assistant":
+        return [k for k in ("to",) if k in present]
+    return []
+
+
+def _attribute(key: str, value: str | None, bare: bool) -> str:
+    if value is None:
+        return f" {key}"
+    return f" {value}" if bare else f" {key}={value}"
+
+
+def _codec(dialect: Dialect) -> Codec:
+    def parse(src: str, sink: Diagnostics) -> Transcript:
+        return parse_document(src, sink, dialect)
+
+    def serialize(transcript: Transcript) -> str:
+        return serialize_document(transcript, dialect)
+
+    parse.__doc__ = f"Parse {dialect.spec} text (see the module docstring)."
+    serialize.__doc__ = f"Write a transcript as {dialect.spec} text."
+    return Codec(dialect.spec, parse, serialize, message_start=token(START))
+
+
+CODECS = tuple(_codec(d) for d in (OCM20, OCM22, HARMONY))
