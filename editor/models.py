@@ -1,0 +1,329 @@
+"""Datasets, their members, transcripts with their messages, and the revision history.
+
+Single-object rules live on the models (``Dataset.role_of``, ``Transcript.canonical``),
+collection rules on the QuerySets (``Transcript.objects.for_user``). Every change to a
+transcript's content goes through ``editor.storage`` (compare-and-swap on ``version``, a
+revision per change); nothing here writes a transcript on its own.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Count, Prefetch, Q
+
+from editor import formats
+
+SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
+
+# Canonical message fields stored in CharFields; longer values are refused with a clear
+# error by editor.storage rather than truncated (or rejected by PostgreSQL with a 500).
+SHORT_FIELD_LENGTH = 255
+
+
+class Role(models.TextChoices):
+    CURATOR = "curator", "Curator"
+    REVIEWER = "reviewer", "Reviewer"
+    ANNOTATOR = "annotator", "Annotator"
+    VIEWER = "viewer", "Viewer"
+
+
+EDITING_ROLES = frozenset({Role.CURATOR, Role.REVIEWER, Role.ANNOTATOR})
+
+
+class DatasetQuerySet(models.QuerySet):
+    def for_user(self, user) -> DatasetQuerySet:
+        """The datasets ``user`` is a member of (every dataset for a superuser)."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_superuser:
+            return self
+        return self.filter(memberships__user=user)
+
+    def with_transcript_counts(self) -> DatasetQuerySet:
+        return self.annotate(
+            transcript_count=Count("transcripts", filter=Q(transcripts__deleted_at__isnull=True))
+        )
+
+
+class Dataset(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    default_spec = models.CharField(max_length=32, choices=SPEC_CHOICES, default="openchatml-2.2")
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="datasets"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DatasetQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def role_of(self, user) -> Role | None:
+        """``user``'s role in this dataset; superusers act as curators everywhere."""
+        if user is None or not user.is_authenticated:
+            return None
+        if user.is_superuser:
+            return Role.CURATOR
+        role = self.memberships.filter(user=user).values_list("role", flat=True).first()
+        return Role(role) if role else None
+
+    def can_view(self, user) -> bool:
+        return self.role_of(user) is not None
+
+    def can_edit(self, user) -> bool:
+        return self.role_of(user) in EDITING_ROLES
+
+    def can_curate(self, user) -> bool:
+        return self.role_of(user) == Role.CURATOR
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "dataset"], name="membership_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.dataset} as {self.role}"
+
+
+class Status(models.TextChoices):
+    # The transitions between these belong to the review workflow (editor/workflow.py).
+    DRAFT = "draft", "Draft"
+    IN_REVIEW = "in_review", "In review"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class TranscriptQuerySet(models.QuerySet):
+    def for_user(self, user) -> TranscriptQuerySet:
+        """Transcripts of the datasets ``user`` is a member of (all of them for a superuser)."""
+        if not user.is_authenticated:
+            return self.none()
+        if user.is_superuser:
+            return self
+        return self.filter(dataset__memberships__user=user)
+
+    def with_counts(self) -> TranscriptQuerySet:
+        """Annotate ``message_count`` (error and warning counts are stored columns)."""
+        return self.annotate(message_count=Count("messages"))
+
+    def with_messages(self) -> TranscriptQuerySet:
+        """Fetch the messages in one extra query, in order (what ``canonical()`` reads)."""
+        return self.prefetch_related(
+            Prefetch("messages", queryset=Message.objects.order_by("index"))
+        )
+
+    def with_status(self, *statuses: str) -> TranscriptQuerySet:
+        return self.filter(status__in=statuses) if statuses else self
+
+    def with_errors(self) -> TranscriptQuerySet:
+        return self.filter(error_count__gt=0)
+
+    def deleted(self) -> TranscriptQuerySet:
+        return self.filter(deleted_at__isnull=False)
+
+
+class LiveTranscriptManager(models.Manager.from_queryset(TranscriptQuerySet)):
+    """Soft-deleted transcripts are invisible unless asked for through ``all_objects``."""
+
+    def get_queryset(self) -> TranscriptQuerySet:
+        return super().get_queryset().filter(deleted_at__isnull=True)
+
+
+AllTranscriptsManager = models.Manager.from_queryset(TranscriptQuerySet)
+
+
+class Transcript(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="transcripts")
+    title = models.CharField(max_length=300, blank=True)
+    spec = models.CharField(max_length=32, choices=SPEC_CHOICES)
+    header = models.JSONField(default=dict, blank=True)
+    # Document-level data of the canonical transcript that is not a header key (OpenAI
+    # `tools`, v0.1 [BOS]/[EOS], extra top-level JSON keys…).
+    attrs = models.JSONField(default=dict, blank=True)
+    # The exact text as last saved, in ``spec``. It keeps what the canonical fields cannot
+    # (layout: whitespace, attribute order, header formatting) so that an export in the
+    # source spec is byte for byte what was imported, and an edit changes only the bytes
+    # of the edited messages.
+    source_text = models.TextField(blank=True)
+    # True when ``source_text`` parses back to exactly the stored canonical transcript. It is
+    # False after an edit that ``spec`` cannot represent (e.g. a call id in ChatML): then an
+    # export goes through conversion, which reports the loss instead of hiding it.
+    source_is_exact = models.BooleanField(default=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    # Bumped by every change; the newest revision has the same number (optimistic locking).
+    version = models.PositiveIntegerField(default=1)
+    external_id = models.CharField(max_length=255, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    diagnostics = models.JSONField(default=list, blank=True)
+    error_count = models.PositiveIntegerField(default=0)
+    warning_count = models.PositiveIntegerField(default=0)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+
+    objects = LiveTranscriptManager()
+    all_objects = AllTranscriptsManager()
+
+    class Meta:
+        base_manager_name = "all_objects"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "external_id"],
+                condition=~Q(external_id=""),
+                name="transcript_unique_external_id",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "status", "deleted_at"], name="transcript_status_idx"),
+            models.Index(fields=["dataset", "external_id"], name="transcript_external_id_idx"),
+            models.Index(fields=["dataset", "error_count"], name="transcript_errors_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.external_id or f"Transcript {self.pk}"
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    def canonical(self) -> formats.Transcript:
+        """The canonical transcript (without layout), built from the stored rows.
+
+        Uses prefetched messages when present (``Transcript.objects.with_messages()``).
+        """
+        return formats.Transcript(
+            spec=self.spec,
+            header=self.header,
+            messages=[m.to_canonical() for m in self.messages.all()],
+            attrs=self.attrs,
+        )
+
+
+class Message(models.Model):
+    """One message of a transcript: every field of the canonical ``formats.Message``.
+
+    Optional fields are NULL when absent: the canonical model tells ``None`` from ``""``
+    (an empty channel is not a missing one) and storage must not merge them.
+    """
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="messages")
+    index = models.PositiveIntegerField()
+    role = models.CharField(max_length=SHORT_FIELD_LENGTH)
+    content = models.TextField(blank=True)
+    channel = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    recipient = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    name = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    call_id = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    intent = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    content_type = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    constrain = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
+    end = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
+    attrs = models.JSONField(default=dict, blank=True)
+
+    CANONICAL_FIELDS = formats.model.SEMANTIC_FIELDS
+
+    class Meta:
+        ordering = ["index"]
+        constraints = [
+            models.UniqueConstraint(fields=["transcript", "index"], name="message_unique_index")
+        ]
+        indexes = [models.Index(fields=["role", "channel"], name="message_role_channel_idx")]
+
+    def __str__(self) -> str:
+        return f"#{self.index} {self.role}"
+
+    @classmethod
+    def from_canonical(cls, message: formats.Message, *, index: int, **kwargs) -> Message:
+        values = {name: getattr(message, name) for name in cls.CANONICAL_FIELDS}
+        values["content"] = values["content"] or ""
+        values["attrs"] = dict(values["attrs"] or {})
+        return cls(index=index, **values, **kwargs)
+
+    def to_canonical(self) -> formats.Message:
+        return formats.Message(**{name: getattr(self, name) for name in self.CANONICAL_FIELDS})
+
+
+class RevisionKind(models.TextChoices):
+    CREATE = "create", "Created"
+    IMPORT = "import", "Imported"
+    EDIT = "edit", "Edited"
+    RESTORE = "restore", "Restored"
+    DELETE = "delete", "Deleted"
+    UNDELETE = "undelete", "Undeleted"
+
+
+class RevisionQuerySet(models.QuerySet):
+    def for_transcript(self, transcript: Transcript) -> RevisionQuerySet:
+        return self.filter(transcript=transcript).select_related("author").order_by("-number")
+
+
+class Revision(models.Model):
+    """One saved state of a transcript: enough to show it, diff it and restore it.
+
+    ``snapshot`` = {"transcript": canonical dict, "source_text", "title", "metadata"}.
+    """
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=RevisionKind.choices, default=RevisionKind.EDIT)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    note = models.CharField(max_length=500, blank=True)
+    snapshot = models.JSONField()
+
+    objects = RevisionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["transcript", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["transcript", "number"], name="revision_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.transcript} r{self.number}"
+
+    def canonical(self) -> formats.Transcript:
+        return formats.Transcript.from_dict(self.snapshot["transcript"])

@@ -1,0 +1,716 @@
+"""Writing transcripts: the one path every change takes (editor, API, import, restore).
+
+* ``save_transcript`` changes a transcript: compare-and-swap on ``version`` (a stale
+  version gets ``ConflictError``, never a silent overwrite), messages replaced, diagnostics
+  refreshed, a revision written, all in one transaction.
+* ``create_transcripts`` adds new ones in bulk (the importer), ``create_transcript`` one.
+* ``delete_transcript`` / ``undelete_transcript`` hide and bring back (soft delete), with a
+  revision each.
+
+Errors are ``StorageError`` subclasses carrying a stable ``code``, a human ``message`` and the
+HTTP ``status`` the API answers with.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from editor import formats
+from editor.formats.diagnostics import ERROR, WARNING
+from editor.formats.model import TERMINATORS
+from editor.formats.validate import validate
+from editor.models import (
+    SHORT_FIELD_LENGTH,
+    Dataset,
+    Message,
+    Revision,
+    RevisionKind,
+    Transcript,
+)
+
+BATCH_SIZE = 500
+TITLE_LENGTH = Transcript._meta.get_field("title").max_length
+EXTERNAL_ID_LENGTH = Transcript._meta.get_field("external_id").max_length
+SHORT_MESSAGE_FIELDS = (
+    "channel",
+    "recipient",
+    "name",
+    "call_id",
+    "intent",
+    "content_type",
+    "constrain",
+)
+
+
+class StorageError(Exception):
+    """A request the storage layer refuses, with a stable code and an HTTP status."""
+
+    code = "storage-error"
+    status = 400
+
+    def __init__(self, message: str, *, code: str | None = None, details: Any = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details
+
+
+class InvalidContent(StorageError):
+    code = "invalid-content"
+    status = 422
+
+
+class NotAllowed(StorageError):
+    code = "forbidden"
+    status = 403
+
+
+class TranscriptNotFound(StorageError):
+    code = "not-found"
+    status = 404
+
+
+class TranscriptDeleted(StorageError):
+    code = "transcript-deleted"
+    status = 410
+
+
+class ConflictError(StorageError):
+    """The transcript changed since ``expected_version`` was read.
+
+    Carries the current version and the current snapshot so that a UI can show the other
+    editor's version next to the user's own (which the caller still has): nothing is lost.
+    """
+
+    code = "version-conflict"
+    status = 409
+
+    def __init__(self, *, expected_version: int, current_version: int, current: dict):
+        super().__init__(
+            f"The transcript was changed by someone else (you edited version "
+            f"{expected_version}, it is now at version {current_version}).",
+            details={
+                "expected_version": expected_version,
+                "current_version": current_version,
+                "current": current,
+            },
+        )
+        self.expected_version = expected_version
+        self.current_version = current_version
+        self.current = current
+
+
+# --- content: the canonical transcript, its source text and its diagnostics ---------------
+
+
+@dataclass
+class TranscriptContent:
+    """What a transcript holds, computed before anything is written.
+
+    ``canonical`` is the truth stored in the Message rows; ``source_text`` is the text in
+    ``canonical.spec`` with its layout; ``source_is_exact`` says whether that text parses
+    back to exactly ``canonical``.
+    """
+
+    canonical: formats.Transcript
+    source_text: str
+    source_is_exact: bool
+    diagnostics: list[dict] = field(default_factory=list)
+
+    @property
+    def spec(self) -> str:
+        return self.canonical.spec
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for d in self.diagnostics if d["severity"] == ERROR)
+
+    @property
+    def warning_count(self) -> int:
+        return sum(1 for d in self.diagnostics if d["severity"] == WARNING)
+
+    @classmethod
+    def from_text(cls, text: str, spec: str | None = None) -> TranscriptContent:
+        """Parse ``text`` (spec detected when not given); parse errors become diagnostics."""
+        if spec is None:
+            spec = formats.detect(text)
+            if spec is None:
+                raise InvalidContent(
+                    "The spec of the text could not be detected; name it explicitly.",
+                    code="undetectable-spec",
+                )
+        _check_spec(spec)
+        result = formats.parse(text, spec)
+        return cls(
+            canonical=result.transcript,
+            source_text=text,
+            source_is_exact=True,
+            diagnostics=_diagnostics(result, text, exact=True),
+        )
+
+    @classmethod
+    def from_canonical(
+        cls, canonical: formats.Transcript, *, previous_text: str = "", previous_spec: str = ""
+    ) -> TranscriptContent:
+        """Write ``canonical`` as text, keeping the bytes of every message it shares with
+        ``previous_text`` (same spec): only edited messages get new bytes."""
+        _check_spec(canonical.spec)
+        canonical = _without_layout(canonical)
+        draft = canonical
+        if previous_text and previous_spec == canonical.spec:
+            old = formats.parse(previous_text, previous_spec).transcript
+            draft = formats.Transcript(
+                spec=canonical.spec,
+                header=canonical.header,
+                messages=_reuse_unchanged(old.messages, canonical.messages),
+                attrs=canonical.attrs,
+                layout=old.layout,
+            )
+        text = formats.serialize(draft)
+        result = formats.parse(text, canonical.spec)
+        if result.transcript != canonical and draft is not canonical:
+            # The old layout could not carry this edit (a header rewritten, say): write the
+            # document afresh rather than store a text that says something else.
+            text = formats.serialize(canonical)
+            result = formats.parse(text, canonical.spec)
+        exact = result.transcript == canonical
+        return cls(
+            canonical=canonical,
+            source_text=text,
+            source_is_exact=exact,
+            diagnostics=_diagnostics(result, text, exact=exact, canonical=canonical),
+        )
+
+    def is_unreadable(self) -> bool:
+        """No message could be read and the parser says why (not a transcript at all)."""
+        return not self.canonical.messages and self.error_count > 0
+
+    def first_error(self) -> str:
+        error = next((d for d in self.diagnostics if d["severity"] == ERROR), None)
+        if error is None:
+            return ""
+        return (
+            f"{error['code']} at line {error['line']}, column {error['column']}: {error['message']}"
+        )
+
+    def same_as(self, transcript: Transcript) -> bool:
+        """True when storing this would not change ``transcript``'s content.
+
+        JSON specs are compared by value (re-serialized JSON may differ in whitespace);
+        text specs also by their exact source text, since layout is part of what we keep.
+        """
+        if transcript.spec != self.spec:
+            return False
+        if self.spec in formats.TEXT_SPECS and transcript.source_text != self.source_text:
+            return False
+        return transcript.canonical().to_dict() == self.canonical.to_dict()
+
+
+def _check_spec(spec: str) -> None:
+    if spec not in formats.SPEC_IDS:
+        raise InvalidContent(
+            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            code="unknown-spec",
+        )
+
+
+def _diagnostics(
+    result: formats.ParseResult,
+    text: str,
+    *,
+    exact: bool,
+    canonical: formats.Transcript | None = None,
+) -> list[dict]:
+    """Parse diagnostics of ``text`` plus the semantic validator's.
+
+    The validator sees the parsed transcript (positions then point into ``text``) unless the
+    text cannot say everything the canonical transcript does; then it checks the canonical
+    one, without positions.
+    """
+    semantic = (
+        validate(result.transcript, text=text)
+        if exact
+        else validate(canonical or result.transcript)
+    )
+    return [d.to_dict() for d in (*result.diagnostics, *semantic)]
+
+
+def _without_layout(canonical: formats.Transcript) -> formats.Transcript:
+    """A copy that carries no source bytes: callers' messages are new content."""
+    return formats.Transcript.from_dict(canonical.to_dict())
+
+
+def _reuse_unchanged(
+    old: Sequence[formats.Message], new: Sequence[formats.Message]
+) -> list[formats.Message]:
+    """``new`` with each message equal to an old one replaced by that old one (which still
+    carries its source bytes), matched in order so insertions and deletions shift nothing."""
+    merged = list(new)
+    matcher = difflib.SequenceMatcher(
+        None, [m.fingerprint() for m in old], [m.fingerprint() for m in new], autojunk=False
+    )
+    for block in matcher.get_matching_blocks():
+        for offset in range(block.size):
+            merged[block.b + offset] = old[block.a + offset]
+    return merged
+
+
+def canonical_from_input(
+    data: formats.Transcript | dict, *, spec: str | None = None
+) -> formats.Transcript:
+    """A canonical transcript from an object or its JSON dict, with every field checked."""
+    if isinstance(data, formats.Transcript):
+        data = data.to_dict()
+    if not isinstance(data, dict):
+        raise InvalidContent("A transcript must be a JSON object.", code="invalid-shape")
+    spec = data.get("spec") or spec
+    if not isinstance(spec, str):
+        raise InvalidContent("The transcript names no spec.", code="unknown-spec")
+    _check_spec(spec)
+    header = data.get("header") or {}
+    attrs = data.get("attrs") or {}
+    if not isinstance(header, dict) or not isinstance(attrs, dict):
+        raise InvalidContent("header and attrs must be JSON objects.", code="invalid-shape")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        raise InvalidContent("messages must be a list.", code="invalid-shape")
+    return formats.Transcript(
+        spec=spec,
+        header=header,
+        messages=messages_from_input(messages),
+        attrs=attrs,
+    )
+
+
+def messages_from_input(items: Iterable[formats.Message | dict]) -> list[formats.Message]:
+    """Canonical messages from objects or JSON dicts, refusing wrong types with the index."""
+    messages = []
+    for index, item in enumerate(items):
+        data = item.to_dict() if isinstance(item, formats.Message) else item
+        if not isinstance(data, dict):
+            raise InvalidContent(f"Message {index} is not an object.", code="invalid-message")
+        if not isinstance(data.get("role"), str) or not data["role"]:
+            raise InvalidContent(f"Message {index} has no role.", code="invalid-message")
+        if not isinstance(data.get("content", ""), str):
+            raise InvalidContent(f"Message {index}: content must be text.", code="invalid-message")
+        for name in SHORT_MESSAGE_FIELDS:
+            if data.get(name) is not None and not isinstance(data[name], str):
+                raise InvalidContent(
+                    f"Message {index}: {name} must be text or null.", code="invalid-message"
+                )
+        if data.get("end") not in (*TERMINATORS, None):
+            raise InvalidContent(
+                f"Message {index}: end must be one of {', '.join(TERMINATORS)} or null.",
+                code="invalid-message",
+            )
+        if not isinstance(data.get("attrs") or {}, dict):
+            raise InvalidContent(
+                f"Message {index}: attrs must be an object.", code="invalid-message"
+            )
+        messages.append(formats.Message.from_dict(data))
+    return messages
+
+
+def check_storable(
+    content: TranscriptContent | None, *, title: str, metadata: Any, external_id: str
+) -> None:
+    """Refuse, with a clear error, what the database would reject or cut.
+
+    PostgreSQL stores neither NUL characters nor lone surrogates in text or JSON; SQLite
+    would, but the two databases must accept the same data.
+    """
+    if not isinstance(metadata, dict):
+        raise InvalidContent("metadata must be a JSON object.", code="invalid-metadata")
+    if len(title) > TITLE_LENGTH:
+        raise InvalidContent(
+            f"The title is longer than {TITLE_LENGTH} characters.", code="field-too-long"
+        )
+    if len(external_id) > EXTERNAL_ID_LENGTH:
+        raise InvalidContent(
+            f"The id is longer than {EXTERNAL_ID_LENGTH} characters.", code="field-too-long"
+        )
+    _check_strings(metadata, "metadata")
+    _check_strings(title, "the title")
+    _check_strings(external_id, "the id")
+    if content is None:
+        return
+    for index, message in enumerate(content.canonical.messages):
+        for name in ("role", *SHORT_MESSAGE_FIELDS):
+            value = getattr(message, name)
+            if value is not None and len(value) > SHORT_FIELD_LENGTH:
+                raise InvalidContent(
+                    f"Message {index}: {name} is longer than {SHORT_FIELD_LENGTH} characters.",
+                    code="field-too-long",
+                )
+    _check_strings(content.source_text, "the source text")
+    _check_strings(content.canonical.to_dict(), "the transcript")
+
+
+def _check_strings(value: Any, where: str) -> None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise InvalidContent(f"{where} contains a NUL character.", code="unstorable-text")
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidContent(
+                    f"{where} contains a lone surrogate (not valid Unicode text).",
+                    code="unstorable-text",
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+# --- snapshots ------------------------------------------------------------------------------
+
+
+def snapshot(transcript: Transcript) -> dict:
+    """Everything needed to show, diff and restore ``transcript`` as it is now."""
+    return {
+        "title": transcript.title,
+        "metadata": transcript.metadata,
+        "source_text": transcript.source_text,
+        "transcript": transcript.canonical().to_dict(),
+    }
+
+
+def _content_snapshot(content: TranscriptContent, *, title: str, metadata: dict) -> dict:
+    return {
+        "title": title,
+        "metadata": metadata,
+        "source_text": content.source_text,
+        "transcript": content.canonical.to_dict(),
+    }
+
+
+# --- creating -----------------------------------------------------------------------------
+
+
+@dataclass
+class NewTranscript:
+    content: TranscriptContent
+    title: str = ""
+    metadata: dict = field(default_factory=dict)
+    external_id: str = ""
+
+
+def create_transcripts(
+    dataset: Dataset,
+    new: Sequence[NewTranscript],
+    *,
+    author,
+    kind: str = RevisionKind.CREATE,
+    note: str = "",
+) -> list[Transcript]:
+    """Add transcripts in bulk: rows, messages and first revisions, a few queries per batch."""
+    for item in new:
+        check_storable(
+            item.content, title=item.title, metadata=item.metadata, external_id=item.external_id
+        )
+    with transaction.atomic():
+        transcripts = Transcript.objects.bulk_create(
+            [
+                Transcript(
+                    dataset=dataset,
+                    title=item.title,
+                    external_id=item.external_id,
+                    metadata=item.metadata,
+                    created_by=author,
+                    updated_by=author,
+                    **_content_fields(item.content),
+                )
+                for item in new
+            ],
+            batch_size=BATCH_SIZE,
+        )
+        Message.objects.bulk_create(
+            (
+                Message.from_canonical(message, index=index, transcript=transcript)
+                for transcript, item in zip(transcripts, new, strict=True)
+                for index, message in enumerate(item.content.canonical.messages)
+            ),
+            batch_size=BATCH_SIZE * 4,
+        )
+        Revision.objects.bulk_create(
+            (
+                Revision(
+                    transcript=transcript,
+                    number=transcript.version,
+                    kind=kind,
+                    author=author,
+                    note=note,
+                    snapshot=_content_snapshot(
+                        item.content, title=item.title, metadata=item.metadata
+                    ),
+                )
+                for transcript, item in zip(transcripts, new, strict=True)
+            ),
+            batch_size=BATCH_SIZE,
+        )
+    return transcripts
+
+
+def create_transcript(
+    dataset: Dataset,
+    *,
+    author,
+    text: str | None = None,
+    canonical: formats.Transcript | dict | None = None,
+    spec: str | None = None,
+    title: str = "",
+    metadata: dict | None = None,
+    external_id: str = "",
+    note: str = "",
+) -> Transcript:
+    """Add one transcript from ``text`` (spec detected unless given) or a canonical one."""
+    _require(
+        dataset.can_edit(author) if author is not None else True,
+        "You may not add transcripts to this dataset.",
+    )
+    if (text is None) == (canonical is None):
+        raise InvalidContent("Give either text or canonical.", code="invalid-request")
+    if text is not None:
+        content = TranscriptContent.from_text(text, spec)
+    else:
+        content = TranscriptContent.from_canonical(canonical_from_input(canonical, spec=spec))
+    new = NewTranscript(content, title=title, metadata=metadata or {}, external_id=external_id)
+    return create_transcripts(dataset, [new], author=author, note=note)[0]
+
+
+def _content_fields(content: TranscriptContent) -> dict:
+    return {
+        "spec": content.spec,
+        "header": content.canonical.header,
+        "attrs": content.canonical.attrs,
+        "source_text": content.source_text,
+        "source_is_exact": content.source_is_exact,
+        "diagnostics": content.diagnostics,
+        "error_count": content.error_count,
+        "warning_count": content.warning_count,
+    }
+
+
+# --- changing ------------------------------------------------------------------------------
+
+
+def save_transcript(
+    transcript: Transcript,
+    *,
+    expected_version: int,
+    author,
+    text: str | None = None,
+    spec: str | None = None,
+    canonical: formats.Transcript | dict | None = None,
+    messages: Sequence[formats.Message | dict] | None = None,
+    title: str | None = None,
+    metadata: dict | None = None,
+    note: str = "",
+    kind: str = RevisionKind.EDIT,
+) -> Transcript:
+    """Change a transcript, if it is still at ``expected_version``; return it as saved.
+
+    Give at most one of ``text`` (parsed in ``spec``, the transcript's own by default; the
+    text is kept byte for byte), ``canonical`` (a whole canonical transcript) or
+    ``messages`` (new messages, header kept); ``title`` / ``metadata`` replace theirs when
+    given. Only the bytes of edited messages change in the stored source text.
+
+    Raises ``ConflictError`` when someone saved in between, ``TranscriptDeleted`` for a
+    deleted transcript, ``NotAllowed`` when ``author`` may not edit the dataset (``None`` is
+    the system: management commands), ``InvalidContent`` for bad input. Saving what is
+    already stored writes nothing and returns the transcript unchanged.
+    """
+    if sum(x is not None for x in (text, canonical, messages)) > 1:
+        raise InvalidContent(
+            "Give at most one of text, canonical and messages.", code="invalid-request"
+        )
+    if author is not None:
+        _require(
+            transcript.dataset.can_edit(author), "You may not edit transcripts of this dataset."
+        )
+    with transaction.atomic():
+        current = _claim(transcript.pk, expected_version)
+        if text is not None:
+            content = TranscriptContent.from_text(text, spec or current.spec)
+        elif canonical is not None or messages is not None:
+            wanted = (
+                canonical_from_input(canonical, spec=current.spec)
+                if canonical is not None
+                else formats.Transcript(
+                    spec=current.spec,
+                    header=current.header,
+                    messages=messages_from_input(messages),
+                    attrs=current.attrs,
+                )
+            )
+            content = TranscriptContent.from_canonical(
+                wanted, previous_text=current.source_text, previous_spec=current.spec
+            )
+        else:
+            content = None
+        new_title = current.title if title is None else title
+        new_metadata = current.metadata if metadata is None else metadata
+        content_changed = content is not None and not content.same_as(current)
+        if not content_changed and new_title == current.title and new_metadata == current.metadata:
+            transaction.set_rollback(True)  # give the claimed version back: nothing happened
+            current.version = expected_version
+            return current
+        content = content if content_changed else None
+        check_storable(
+            content, title=new_title, metadata=new_metadata, external_id=current.external_id
+        )
+        return _write(
+            current,
+            content,
+            title=new_title,
+            metadata=new_metadata,
+            author=author,
+            note=note,
+            kind=kind,
+        )
+
+
+def _claim(pk: int, expected_version: int) -> Transcript:
+    """Move the row from ``expected_version`` to the next one, or raise: the compare-and-swap.
+
+    The conditional UPDATE is atomic in the database (and holds the row lock until the
+    transaction ends), so two saves from the same version cannot both pass.
+    """
+    claimed = Transcript.all_objects.filter(
+        pk=pk, version=expected_version, deleted_at__isnull=True
+    ).update(version=expected_version + 1)
+    if not claimed:
+        current = Transcript.all_objects.with_messages().filter(pk=pk).first()
+        if current is None:
+            raise TranscriptNotFound("The transcript does not exist.")
+        if current.is_deleted:
+            raise TranscriptDeleted("The transcript was deleted; undelete it first.")
+        raise ConflictError(
+            expected_version=expected_version,
+            current_version=current.version,
+            current=snapshot(current),
+        )
+    return Transcript.all_objects.select_related("dataset").with_messages().get(pk=pk)
+
+
+def _write(
+    current: Transcript,
+    content: TranscriptContent | None,
+    *,
+    title: str,
+    metadata: dict,
+    author,
+    note: str,
+    kind: str,
+    deleted: bool | None = None,
+) -> Transcript:
+    """Store the new state of a claimed transcript (``content`` None: messages unchanged)."""
+    now = timezone.now()
+    changed = ["title", "metadata", "updated_at", "updated_by"]
+    current.title = title
+    current.metadata = metadata
+    current.updated_by = author
+    current.updated_at = now
+    if deleted is not None:
+        current.deleted_at = now if deleted else None
+        current.deleted_by = author if deleted else None
+        changed += ["deleted_at", "deleted_by"]
+    if content is not None:
+        for name, value in _content_fields(content).items():
+            setattr(current, name, value)
+        changed += list(_content_fields(content))
+        current.messages.all().delete()
+        Message.objects.bulk_create(
+            [
+                Message.from_canonical(message, index=index, transcript=current)
+                for index, message in enumerate(content.canonical.messages)
+            ],
+            batch_size=BATCH_SIZE * 4,
+        )
+        # Drop the prefetched rows so that canonical() reads the new ones.
+        current._prefetched_objects_cache.pop("messages", None)
+    current.save(update_fields=changed)
+    Revision.objects.create(
+        transcript=current,
+        number=current.version,
+        kind=kind,
+        author=author,
+        note=note,
+        snapshot=snapshot(current)
+        if content is None
+        else _content_snapshot(content, title=title, metadata=metadata),
+    )
+    return current
+
+
+# --- soft delete --------------------------------------------------------------------------
+
+
+def delete_transcript(
+    transcript: Transcript, *, author, expected_version: int | None = None, note: str = ""
+) -> Transcript:
+    """Hide a transcript (reversible: ``undelete_transcript``); writes a revision.
+
+    Editors of the dataset may delete; ``expected_version`` guards against deleting a
+    version the user has not seen.
+    """
+    if author is not None:
+        _require(
+            transcript.dataset.can_edit(author), "You may not delete transcripts of this dataset."
+        )
+    with transaction.atomic():
+        current = _claim(
+            transcript.pk, transcript.version if expected_version is None else expected_version
+        )
+        return _write(
+            current,
+            None,
+            title=current.title,
+            metadata=current.metadata,
+            author=author,
+            note=note,
+            kind=RevisionKind.DELETE,
+            deleted=True,
+        )
+
+
+def undelete_transcript(transcript: Transcript, *, author, note: str = "") -> Transcript:
+    """Bring a deleted transcript back; only a curator of its dataset may."""
+    if author is not None:
+        _require(transcript.dataset.can_curate(author), "Only a curator may undelete transcripts.")
+    with transaction.atomic():
+        # The same compare-and-swap as _claim, on a deleted row.
+        claimed = Transcript.all_objects.filter(pk=transcript.pk, deleted_at__isnull=False).update(
+            version=F("version") + 1
+        )
+        if not claimed:
+            raise StorageError("The transcript is not deleted.", code="not-deleted")
+        current = Transcript.all_objects.with_messages().get(pk=transcript.pk)
+        return _write(
+            current,
+            None,
+            title=current.title,
+            metadata=current.metadata,
+            author=author,
+            note=note,
+            kind=RevisionKind.UNDELETE,
+            deleted=False,
+        )
+
+
+def _require(allowed: bool, message: str) -> None:
+    if not allowed:
+        raise NotAllowed(message)
