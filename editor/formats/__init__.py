@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+# Imported before ``detect`` is defined: importing the submodule binds the package attribute
+# ``detect`` to the module, and the function below must win.
+from .detect import detect as _detect
 from .diagnostics import CODES, Diagnostic, Diagnostics, ParseError, first_error, has_errors
 from .model import CALL, END, RETURN, Message, Transcript
 from .specs import SPEC_IDS, TEXT_SPECS, UnknownSpec, get_codec
@@ -43,8 +46,6 @@ class ParseResult(NamedTuple):
 
 def detect(text: str) -> str | None:
     """The spec id ``text`` is written in, or None when it is none of them."""
-    from .detect import detect as _detect
-
     return _detect(text)
 
 

@@ -146,7 +146,8 @@ def _load_repaired(
         if nodes is not None and ((len(nodes) != 1 and not lines) or not nodes):
             nodes = None
     fix = Fix(f"Repair the JSON: {', '.join(kinds)}", tuple(edits)) if nodes is not None else None
-    sink.add("E-PARSE-JSON", err.pos, f"Invalid JSON: {err.msg}", fix=fix)
+    hint = f" ({fix.title[0].lower()}{fix.title[1:]})" if fix is not None else ""
+    sink.add("E-PARSE-JSON", err.pos, f"Invalid JSON: {err.msg}{hint}", fix=fix)
     return nodes
 
 

@@ -25,6 +25,7 @@ from .specs import Codec
 SPEC = "mms"
 TOKENS_SPEC = "mms-tokens"
 THREAD_KEYS = ("messages", "thread")
+SINGLE = "single"  # layout key: the document was one message object, not a thread
 KNOWN_KEYS = frozenset({"role", "content", "format", "end_turn", "name"})
 
 VOCABULARY = frozenset({"role", "name", "format", "content", "end_turn"})
@@ -87,7 +88,12 @@ def parse_json(text: str, sink: Diagnostics) -> Transcript:
     nodes = js.load(text, sink)
     if nodes is None:
         return transcript
-    array, others, key = js.message_list(nodes[0], THREAD_KEYS, sink, "an MMS thread")
+    top = nodes[0]
+    if isinstance(top.value, dict) and "role" in top.value:
+        # The spec's "Message Format Example" is a lone message: a thread of one.
+        array, others, key = js.Node([top.value], top.start, top.end, items=[top]), {}, SINGLE
+    else:
+        array, others, key = js.message_list(top, THREAD_KEYS, sink, "an MMS thread")
     transcript.attrs = others
     if array is not None:
         for index, item in enumerate(array.items or ()):
@@ -156,6 +162,8 @@ def serialize_json(transcript: Transcript) -> str:
     if source is not None:
         return source
     thread = [message_to_json(m) for m in transcript.messages]
+    if transcript.layout.get("key") == SINGLE and len(thread) == 1:
+        return js.dumps(thread[0], transcript)
     return js.dumps(js.wrap(thread, transcript, "messages"), transcript)
 
 
