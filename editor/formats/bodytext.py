@@ -3,12 +3,12 @@
 Only OpenChatML 2.2 distinguishes the two (§3): a body may write a control token as text with
 the ``<<|`` escape or inside a ``<|literal|>…<|endliteral|>`` block. Every other spec's body is
 its logical text; in those, control-token text cannot be written at all (it would be read as
-a token), which ``has_control_text`` detects for loss reports.
+a token), so conversion reports it (``convert_lower``).
 """
 
 from __future__ import annotations
 
-from .scanner import TOKEN_RE, escape, unescape
+from .scanner import escape, unescape
 
 OCM22 = "openchatml-2.2"
 # The nine 2.2 control tokens (§3).
@@ -25,8 +25,3 @@ def logical_text(spec: str, content: str) -> str:
 def written_text(spec: str, text: str) -> str:
     """``text`` as a ``spec`` body: control tokens escaped with ``<<|`` for 2.2, else as is."""
     return escape(text, OCM22_VOCABULARY) if spec == OCM22 else text
-
-
-def has_control_text(text: str) -> bool:
-    """True when ``text`` contains something shaped like a control token (``<|name|>``)."""
-    return TOKEN_RE.search(text) is not None

@@ -1,0 +1,226 @@
+"""The hub every conversion passes through, and the loss record.
+
+A hub message is a canonical ``Message`` in OpenChatML 2.2 semantics with its *logical*
+content (no ``<<|`` escapes), paired with the index of the source message it came from, so
+that every loss names the message the user wrote. ``lift`` turns any spec into hub messages
+without losing anything but layout; ``convert_lower`` then writes them for the target.
+
+Lifting (source → hub):
+
+| source | hub |
+|---|---|
+| openchatml-2.2 | content unescaped (``scanner.unescape``) |
+| openchatml-0.1 assistant body | one message per part: thought ``K`` → ``analysis`` with content ``<|start_K|>text``; text → ``final``; ``<|function_call|>`` → commentary call ``to=functions.NAME call_id=call_N <|constrain|>json`` + ``<|call|>`` (arguments as compact JSON) |
+| openchatml-0.1 tool body with ``<|function_output|>`` | ``tool name=functions.NAME call_id=call_N`` on commentary (content: the JSON ``content`` value; a string as is) |
+| mms platform / developer / user | system / developer / user |
+| mms assistant ``tool:fmt`` | commentary call ``to=functions.tool call_id=call_N``, ``<|constrain|>json`` when fmt is json, content_type fmt otherwise |
+| mms assistant in any other format | ``final``; ``attrs["format"]`` kept; ``end_turn`` → ``<|return|>`` |
+| sharegpt ``function_call`` | its value's ``arguments`` become the body, ``<|constrain|>json`` |
+| mms context | ``tool`` reply on commentary: to the call just before it (name, call_id) or, with no call before it, ``name=`` the context name and no call_id |
+| everything else | as is |
+
+Generated call ids are ``call_1``, ``call_2``, … in call order; replies pair with calls in order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from . import v01body
+from .bodytext import logical_text
+from .model import CALL, END, RETURN, Message, Transcript
+
+FUNCTIONS = "functions."
+GENERATED_ID = "call_{}"
+V01 = "openchatml-0.1"
+SHAREGPT = "sharegpt"
+MMS_SPECS = frozenset({"mms", "mms-tokens"})
+MMS_ROLES = {"platform": "system"}
+CONTEXT = "context"
+COT_MARKER = "<|start_{}|>"
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Something the target spec cannot hold: which source message, which field, what happened."""
+
+    message_index: int | None  # index in the source transcript; None for document-level data
+    field: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def __str__(self) -> str:
+        where = "document" if self.message_index is None else f"message {self.message_index}"
+        return f"{where}: {self.field}: {self.detail}"
+
+
+@dataclass
+class Hub:
+    messages: list[tuple[Message, int]]  # (hub message, source index)
+    header: dict[str, Any]
+    tools: list[dict[str, Any]]  # OpenAI-style tool declarations carried at document level
+    attrs: dict[str, Any]
+
+
+def _copy(message: Message, **changes: Any) -> Message:
+    """A copy without layout: a converted message is written in its target's canonical form."""
+    fields = {
+        f: getattr(message, f)
+        for f in (
+            "role",
+            "content",
+            "channel",
+            "recipient",
+            "name",
+            "call_id",
+            "intent",
+            "content_type",
+            "constrain",
+            "end",
+        )
+    }
+    fields["attrs"] = dict(message.attrs)
+    fields.update(changes)
+    return Message(**fields)
+
+
+def qualified(name: str) -> str:
+    return name if name.startswith(FUNCTIONS) else FUNCTIONS + name
+
+
+class _Ids:
+    """Deterministic call ids, paired in order with the replies that follow."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.open: list[tuple[str, str]] = []  # (call id, recipient) awaiting a reply
+
+    def call(self, recipient: str) -> str:
+        self.count += 1
+        call_id = GENERATED_ID.format(self.count)
+        self.open.append((call_id, recipient))
+        return call_id
+
+    def reply(self, tool: str | None) -> tuple[str | None, str | None]:
+        for k, (call_id, recipient) in enumerate(self.open):
+            if tool is None or recipient == tool:
+                del self.open[k]
+                return call_id, recipient
+        return None, None
+
+
+def lift(transcript: Transcript) -> Hub:
+    tools = list(transcript.attrs.get("tools") or [])
+    attrs = {k: v for k, v in transcript.attrs.items() if k != "tools"}
+    hub = Hub([], dict(transcript.header), tools, attrs)
+    if transcript.spec == V01:
+        _lift_v01(transcript, hub)
+    elif transcript.spec in MMS_SPECS:
+        _lift_mms(transcript, hub)
+    elif transcript.spec == SHAREGPT:
+        _lift_sharegpt(transcript, hub)
+    else:
+        for i, m in enumerate(transcript.messages):
+            hub.messages.append((_copy(m, content=logical_text(transcript.spec, m.content)), i))
+    return hub
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _lift_v01(transcript: Transcript, hub: Hub) -> None:
+    ids = _Ids()
+    for i, m in enumerate(transcript.messages):
+        parts = v01body.parts(m.content)
+        structured = [p for p in parts if p.kind in ("thought", "function_call", "function_output")]
+        if not structured or m.role not in ("assistant", "tool"):
+            hub.messages.append((_copy(m), i))
+            continue
+        for part in parts:
+            out = _v01_part(m, part, ids)
+            if out is not None:
+                hub.messages.append((out, i))
+
+
+def _v01_part(m: Message, part: v01body.Part, ids: _Ids) -> Message | None:
+    base = {"name": m.name}
+    if part.kind == v01body.TEXT:
+        text = part.text.strip()
+        return _copy(m, content=text, channel="final", **base) if text else None
+    if part.kind == v01body.THOUGHT:
+        return _copy(
+            m, content=COT_MARKER.format(part.detail) + part.text, channel="analysis", **base
+        )
+    value = part.value if isinstance(part.value, dict) else None
+    if part.kind == "function_call" and value is not None and isinstance(value.get("name"), str):
+        recipient = qualified(value["name"])
+        return _copy(
+            m, content=_compact(value.get("arguments", {})), channel="commentary", recipient=recipient,
+            call_id=ids.call(recipient), constrain="json", end=CALL, **base,
+        )  # fmt: skip
+    if part.kind == "function_output" and value is not None and isinstance(value.get("name"), str):
+        tool = qualified(value["name"])
+        call_id, _ = ids.reply(tool)
+        content = value.get("content")
+        body = content if isinstance(content, str) else _compact(content)
+        return _copy(m, role="tool", content=body, channel="commentary", name=tool, call_id=call_id)
+    # Unreadable function JSON or other tokens: keep the part as text of the message.
+    return _copy(
+        m,
+        content=m.content[part.start : part.end],
+        channel="final" if m.role == "assistant" else None,
+        **base,
+    )
+
+
+def _lift_sharegpt(transcript: Transcript, hub: Hub) -> None:
+    """A ``function_call`` turn's value ``{"name", "arguments"}`` → a call whose body is the
+    arguments (as in every other spec)."""
+    for i, m in enumerate(transcript.messages):
+        out = _copy(m)
+        if m.end == CALL:
+            try:
+                value = json.loads(m.content)
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and "arguments" in value:
+                out.content, out.constrain = _compact(value["arguments"]), "json"
+        hub.messages.append((out, i))
+
+
+def _lift_mms(transcript: Transcript, hub: Hub) -> None:
+    ids = _Ids()
+    last_call: tuple[str, str] | None = None
+    for i, m in enumerate(transcript.messages):
+        role = MMS_ROLES.get(m.role, m.role)
+        if m.role == "assistant" and m.recipient is not None:
+            recipient = qualified(m.recipient)
+            ctype = m.content_type
+            json_body = ctype == "json"
+            call_id = ids.call(recipient)
+            last_call = (call_id, recipient)
+            out = _copy(
+                m, channel="commentary", recipient=recipient, call_id=call_id, end=CALL,
+                constrain="json" if json_body else None, content_type=None if json_body else ctype,
+            )  # fmt: skip
+        elif m.role == "assistant":
+            out = _copy(m, channel="final", end=RETURN if m.end == RETURN else END)
+        elif m.role == CONTEXT:
+            if last_call is not None:
+                call_id, recipient = ids.reply(last_call[1])
+                out = _copy(m, role="tool", channel="commentary", name=recipient, call_id=call_id)
+            else:
+                out = _copy(
+                    m, role="tool", channel="commentary", attrs={**m.attrs, "context": True}
+                )
+            last_call = None
+        else:
+            out = _copy(m, role=role)
+            last_call = None
+        hub.messages.append((out, i))

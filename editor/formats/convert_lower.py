@@ -1,0 +1,445 @@
+"""Write hub messages (see ``convert_hub``) for a target spec, reporting every loss.
+
+What each target can hold (a field outside its row is dropped and reported):
+
+| target | channels | to= | call_id | intent | content_type | constrain | name | tools | control-token text in a body |
+|---|---|---|---|---|---|---|---|---|---|
+| openchatml-2.2, openchatml-json | yes | yes | yes (generated when missing) | yes | yes | yes | yes | developer ``namespace functions`` | ``<<|`` escape (2.2); plain (JSON) |
+| harmony | yes | yes | no | no | no | yes | no (replies use role ``functions.X``) | developer ``namespace functions`` | rewritten ``<\\|x\\|>`` |
+| openchatml-2.0 | yes | yes | no | no | no | no | yes | developer ``namespace functions`` | rewritten |
+| openai-messages | analysis → reasoning, final | calls only | yes (generated) | no | no | json | yes | ``tools`` | plain |
+| sharegpt | no (analysis dropped) | calls | no | no | no | no | no | no | plain |
+| chatml, chatml-json | no (analysis, other commentary, calls, replies dropped) | no | no | no | no | no | no | no | rewritten (chatml); plain (JSON) |
+| mms, mms-tokens | no (analysis dropped) | calls as ``tool:fmt`` | no | no | via ``tool:fmt`` | json | context name | no | plain (mms); rewritten (tokens) |
+| openchatml-0.1 | analysis → thought blocks | calls as ``<|function_call|>`` | no | no | no | no | yes | ``<|function_list|>`` in the system message | rewritten |
+
+"Rewritten" (documented escape for specs without one): ``<|name|>`` in a body becomes
+``<\\|name\\|>`` and a loss is reported, so the text can never be read as a token.
+
+Roles: developer → system for chatml, v0.1 (reported); system → platform for MMS; tool
+replies → ``functions.X`` role for Harmony and 2.0, ``tool`` elsewhere, ``context`` in MMS.
+A commentary message with ``intent=preamble`` becomes a plain assistant message where
+channels do not exist (channel and intent reported). Call ids that are exactly the ones the
+hub would generate (``call_1``… in order) are not reported when dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import harmony_prompt
+from .bodytext import written_text
+from .convert_hub import GENERATED_ID, Hub, Loss, qualified
+from .model import CALL, END, RETURN, Message, Transcript
+from .scanner import TOKEN_RE
+from .typescript import parse_namespaces
+from .v01body import THOUGHT_KINDS, thought_text
+from .validate_context import is_call, is_reply, reply_tool
+
+OCM22, OCM20, HARMONY, OCM_JSON = "openchatml-2.2", "openchatml-2.0", "harmony", "openchatml-json"
+OPENAI, SHAREGPT, CHATML, CHATML_JSON = "openai-messages", "sharegpt", "chatml", "chatml-json"
+MMS, MMS_TOKENS, V01 = "mms", "mms-tokens", "openchatml-0.1"
+OCM_FAMILY = frozenset({OCM22, OCM20, HARMONY, OCM_JSON})
+NO_CHANNEL = frozenset({SHAREGPT, CHATML, CHATML_JSON, MMS, MMS_TOKENS})
+# The tokens a body of each target cannot contain as text (it would be read as a token).
+# Targets not listed can hold any text: JSON strings, or 2.2 with its `<<|` escape.
+TARGET_VOCABULARY = {
+    HARMONY: frozenset({"start", "channel", "message", "constrain", "call", "return", "end"}),
+    OCM20: frozenset({"start", "channel", "message", "call", "return", "end"}),
+    CHATML: frozenset({"start", "message", "end_message"}),
+    MMS_TOKENS: frozenset({"role", "name", "format", "content", "end_turn"}),
+    # v0.1 body markup (flags, thought blocks, function tokens) passes: it is structure.
+    V01: frozenset(
+        {"im_start", "im_end", "fim_prefix", "fim_middle", "fim_suffix", "file_separator"}
+    ),
+}
+KEEPS = {  # optional fields each target can write
+    OCM22: {"recipient", "call_id", "name", "intent", "content_type", "constrain"},
+    OCM_JSON: {"recipient", "call_id", "name", "intent", "content_type", "constrain"},
+    HARMONY: {"recipient", "constrain"},
+    OCM20: {"recipient", "name"},
+    OPENAI: {"recipient", "call_id", "name", "constrain"},
+    SHAREGPT: {"recipient", "constrain"},
+    CHATML: set(),
+    CHATML_JSON: set(),
+    MMS: {"recipient", "content_type", "name"},
+    MMS_TOKENS: {"recipient", "content_type", "name"},
+    V01: {"recipient", "name"},
+}
+OPTIONAL = ("recipient", "call_id", "name", "intent", "content_type", "constrain")
+# attrs keys that only record how a source was written: dropped silently when converting.
+LAYOUT_ATTRS = frozenset(
+    {"name_written", "arguments_json", "reasoning_key", "from", "end_turn", "context", "content"}
+)
+VERSION = {OCM22: "2.2", OCM20: "2.0"}
+MMS_DEFAULT_FORMAT = "markdown"
+V01_DOCUMENT_ATTRS = frozenset({"bos", "eos"})  # [BOS] … [EOS] around a v0.1 chat
+CHATML_ROLES = frozenset({"system", "user", "assistant"})
+V01_ROLES = frozenset(
+    {"system", "user", "assistant", "tool", "fim_prefix", "fim_middle", "fim_suffix", "file"}
+)
+
+
+def _control_names(text: str) -> set[str]:
+    return {match.group(2) for match in TOKEN_RE.finditer(text)} if "<|" in text else set()
+
+
+def rewrite_control_text(text: str, vocabulary: frozenset[str]) -> str:
+    """``<|name|>`` (a token of the target) → ``<\\|name\\|>``: readable, never a token."""
+
+    def rewrite(match) -> str:
+        return (
+            match.group(0).replace("|", "\\|") if match.group(2) in vocabulary else match.group(0)
+        )
+
+    return TOKEN_RE.sub(rewrite, text)
+
+
+class _Lowering:
+    def __init__(self, hub: Hub, to: str):
+        self.hub = hub
+        self.to = to
+        self.losses: list[Loss] = []
+        self.out: list[Message] = []
+        self.call_count = 0
+
+    def loss(self, index: int | None, field: str, detail: str) -> None:
+        self.losses.append(Loss(index, field, detail))
+
+    # --- per message --------------------------------------------------------------------
+    def run(self) -> Transcript:
+        for message, index in self.hub.messages:
+            self.message(message, index)
+        if self.to in OCM_FAMILY | {OPENAI}:
+            self.number_calls()
+        header = self.header()
+        attrs = self.document_attrs()
+        self.tools(attrs)
+        messages = self.out
+        if self.to == V01:
+            messages = _merge_v01(messages)
+        return Transcript(spec=self.to, header=header, messages=messages, attrs=attrs)
+
+    def message(self, m: Message, index: int) -> None:
+        to = self.to
+        if m.role == "assistant" and m.channel == "analysis" and to in NO_CHANNEL:
+            self.loss(index, "message", f"analysis message dropped ({to} has no hidden reasoning)")
+            return
+        if is_call(m) and to in (CHATML, CHATML_JSON):
+            self.loss(
+                index, "message", f"tool call to {m.recipient} dropped ({to} has no tool calls)"
+            )
+            return
+        if is_reply(m) and to in (CHATML, CHATML_JSON):
+            self.loss(index, "message", f"tool reply dropped ({to} has no tool messages)")
+            return
+        if (
+            m.role == "assistant"
+            and m.channel == "commentary"
+            and not is_call(m)
+            and to in NO_CHANNEL
+        ) and m.intent != "preamble":
+            self.loss(index, "message", f"commentary message dropped ({to} has no channels)")
+            return
+        reply = is_reply(m)
+        m = self.role(m, index)
+        m = self.fields(m, index, reply)
+        if to == V01:
+            m.content = self.v01_piece(m, index)
+        elif to == SHAREGPT and is_call(m):
+            m.content = _sharegpt_call(m)
+        else:
+            m.content = self.body(m.content, index)
+        self.out.append(m)
+
+    def role(self, m: Message, index: int) -> Message:
+        to = self.to
+        if is_reply(m):
+            tool = reply_tool(m)
+            if to in (HARMONY, OCM20) and tool is not None:
+                m.role, m.name = qualified(tool), None
+                m.recipient = m.recipient or "assistant"
+            elif to in (MMS, MMS_TOKENS):
+                m.role = "context"
+                if not m.attrs.get("context"):
+                    m.name = None  # the tool is the one the preceding call went to
+            elif m.role != "tool":
+                m.role, m.name = "tool", qualified(tool) if tool else None
+            return m
+        if m.role == "developer" and to in (CHATML, CHATML_JSON, V01, SHAREGPT):
+            self.loss(index, "role", f"developer written as system ({to} has no developer role)")
+            m.role = "system"
+        elif m.role == "system" and to in (MMS, MMS_TOKENS):
+            m.role = "platform"
+        elif (
+            to in (CHATML, CHATML_JSON)
+            and m.role not in CHATML_ROLES
+            and not m.role.startswith("system:")
+        ) or (to == V01 and m.role not in V01_ROLES):
+            self.loss(index, "role", f"role {m.role!r} written as user")
+            m.role = "user"
+        return m
+
+    def fields(self, m: Message, index: int, reply: bool) -> Message:
+        to = self.to
+        keeps = KEEPS[to]
+        if to in (MMS, MMS_TOKENS):
+            self.mms_format(m)
+        for field in OPTIONAL:
+            value = getattr(m, field)
+            if value is None or field in keeps:
+                continue
+            if field == "call_id" and _generated(value):
+                setattr(m, field, None)
+                continue
+            if field == "recipient" and m.role != "assistant":
+                setattr(m, field, None)
+                continue
+            self.loss(index, field, f"{field}={value} dropped ({to} cannot write it)")
+            setattr(m, field, None)
+        if to == HARMONY and m.channel is None and (m.role == "assistant" or is_reply(m)):
+            # HIP-1 §2: Harmony always names the channel; a 2.x message without one is final.
+            m.channel = "commentary" if is_call(m) or is_reply(m) else "final"
+        if to == OPENAI and m.channel is not None and m.channel != "analysis" and not is_call(m):
+            if m.channel != "final" and not reply:
+                self.loss(index, "channel", f"channel {m.channel} dropped")
+            m.channel = None
+        if m.channel is not None and to in NO_CHANNEL:
+            if m.channel != "final" and not is_call(m) and not reply:
+                self.loss(index, "channel", f"channel {m.channel} dropped")
+            m.channel = None
+        if to in (CHATML, CHATML_JSON) and m.end == RETURN:
+            m.end = END  # ChatML has one terminator: nothing to report
+        for key in list(m.attrs):
+            if key in LAYOUT_ATTRS or (to in (MMS, MMS_TOKENS) and key == "format"):
+                continue
+            if key == "format":
+                self.loss(index, "format", f"MMS format {m.attrs[key]!r} dropped")
+            else:
+                self.loss(index, f"attrs.{key}", f"{key}={m.attrs[key]!r} dropped")
+            del m.attrs[key]
+        for key in LAYOUT_ATTRS & set(m.attrs):
+            del m.attrs[key]
+        return m
+
+    def mms_format(self, m: Message) -> None:
+        if m.role != "assistant":
+            m.attrs.pop("format", None)
+            return
+        if is_call(m):
+            tool = (m.recipient or "tool").removeprefix("functions.")
+            fmt = m.content_type or m.constrain or "json"
+            m.recipient, m.content_type, m.constrain = tool, fmt, None
+            m.attrs["format"] = f"{tool}:{fmt}"
+            m.end = CALL
+        else:
+            m.attrs.setdefault("format", MMS_DEFAULT_FORMAT)
+            m.recipient = m.content_type = None
+
+    def body(self, text: str, index: int) -> str:
+        vocabulary = TARGET_VOCABULARY.get(self.to)
+        if vocabulary is not None and _control_names(text) & vocabulary:
+            self.loss(
+                index,
+                "content",
+                f"control-token text rewritten as <\\|…\\|> ({self.to} cannot escape it)",
+            )
+            return rewrite_control_text(text, vocabulary)
+        return written_text(self.to, text)
+
+    def v01_piece(self, m: Message, index: int) -> str:
+        """A hub message as a v0.1 body part (joined into bodies by ``_merge_v01``)."""
+        if m.role == "assistant" and m.channel == "analysis":
+            for kind in THOUGHT_KINDS:
+                marker = f"<|start_{kind}|>"
+                if m.content.startswith(marker):
+                    return thought_text(kind, self.body(m.content[len(marker) :], index))
+            self.loss(
+                index,
+                "channel",
+                "analysis without a CoT marker written as a <|start_reason|> block",
+            )
+            return thought_text("reason", self.body(m.content, index))
+        if is_call(m):
+            try:
+                arguments = json.loads(m.content)
+            except ValueError:
+                self.loss(index, "content", "call arguments are not JSON; written as a JSON string")
+                arguments = m.content
+            call = {"arguments": arguments, "name": (m.recipient or "").removeprefix("functions.")}
+            return "<|function_call|>\n" + self.body(json.dumps(call, ensure_ascii=False), index)
+        if m.role == "tool" and m.name:
+            try:
+                content = json.loads(m.content)
+            except ValueError:
+                content = m.content
+            output = {"name": m.name.removeprefix("functions."), "content": content}
+            return "<|function_output|>\n" + self.body(
+                json.dumps(output, ensure_ascii=False), index
+            )
+        return self.body(m.content, index)
+
+    # --- document -----------------------------------------------------------------------
+    def number_calls(self) -> None:
+        """Give every call without an id the next ``call_N`` and its reply the same id."""
+        if self.to not in (OCM22, OCM_JSON, OPENAI):
+            return
+        used = {m.call_id for m in self.out if m.call_id}
+        open_calls: list[Message] = []
+        for m in self.out:
+            if is_call(m):
+                if m.call_id is None:
+                    self.call_count += 1
+                    while GENERATED_ID.format(self.call_count) in used:
+                        self.call_count += 1
+                    m.call_id = GENERATED_ID.format(self.call_count)
+                open_calls.append(m)
+            elif is_reply(m) and open_calls:
+                tool = reply_tool(m)
+                match = next(
+                    (
+                        c
+                        for c in open_calls
+                        if tool is None or qualified(c.recipient or "") == qualified(tool)
+                    ),
+                    None,
+                )
+                if match is not None:
+                    open_calls.remove(match)
+                    if m.call_id is None:
+                        m.call_id = match.call_id
+
+    def document_attrs(self) -> dict[str, Any]:
+        """Document-level attrs of another spec do not carry over; v0.1 chats get [BOS]/[EOS]."""
+        for key in sorted(set(self.hub.attrs) - V01_DOCUMENT_ATTRS):
+            self.loss(None, f"attrs.{key}", f"document attribute {key} dropped")
+        if self.to == V01 and any(
+            m.role in ("system", "user", "assistant", "tool") for m in self.out
+        ):
+            return {key: True for key in V01_DOCUMENT_ATTRS}
+        return {}
+
+    def header(self) -> dict[str, Any]:
+        if self.to not in VERSION:
+            if self.hub.header:
+                self.loss(
+                    None,
+                    "header",
+                    f"document header dropped ({self.to} has none): {sorted(self.hub.header)}",
+                )
+            return {}
+        header = dict(self.hub.header)
+        header["version"] = VERSION[self.to]
+        return header
+
+    def tools(self, attrs: dict[str, Any]) -> None:
+        tools = self.hub.tools
+        if self.to == OPENAI:
+            recovered = _tools_from_developer(self.out)
+            if tools or recovered:
+                attrs["tools"] = tools + [t for t in recovered if t not in tools]
+            return
+        if not tools:
+            return
+        if self.to in (OCM22, OCM20, HARMONY, OCM_JSON):
+            _tools_into_developer(self.out, tools)
+        elif self.to == V01:
+            _tools_into_v01_system(self.out, tools)
+        else:
+            self.loss(
+                None,
+                "tools",
+                f"{len(tools)} tool declaration(s) dropped ({self.to} cannot declare tools)",
+            )
+
+
+def _sharegpt_call(m: Message) -> str:
+    """A ShareGPT ``function_call`` turn's value: ``{"name": …, "arguments": …}``."""
+    try:
+        arguments = json.loads(m.content)
+    except ValueError:
+        arguments = m.content
+    name = (m.recipient or "").removeprefix("functions.")
+    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+
+
+def _generated(call_id: str) -> bool:
+    return call_id.startswith("call_") and call_id[len("call_") :].isdigit()
+
+
+TOOLS_HEADING = "# Tools"
+INSTRUCTIONS_HEADING = "# Instructions\n\n"
+
+
+def _tools_into_developer(messages: list[Message], tools: list[dict[str, Any]]) -> None:
+    """OpenAI ``tools`` → the ``# Tools`` section of the first developer message (created after
+    the leading system messages when there is none), in Harmony's layout."""
+    section = harmony_prompt.developer_message(None, tools)
+    for m in messages:
+        if m.role == "developer":
+            body = m.content if m.content.startswith("#") else INSTRUCTIONS_HEADING + m.content
+            m.content = f"{body}\n\n{section}" if m.content else section
+            return
+    at = next((k for k, m in enumerate(messages) if m.role != "system"), len(messages))
+    messages.insert(at, Message(role="developer", content=section))
+
+
+def _tools_from_developer(messages: list[Message]) -> list[dict[str, Any]]:
+    """The reverse: tools declared in a developer ``# Tools`` section become OpenAI ``tools``;
+    the section (and an ``# Instructions`` heading) leaves the message, an empty one goes."""
+    found: list[dict[str, Any]] = []
+    for m in list(messages):
+        if m.role != "developer" or TOOLS_HEADING not in m.content:
+            continue
+        at = m.content.find(TOOLS_HEADING)
+        signatures = [s for s in parse_namespaces(m.content[at:]) if s.namespace == "functions"]
+        if not signatures:
+            continue
+        found += [s.to_openai_tool() for s in signatures]
+        rest = m.content[:at].rstrip("\n").removeprefix(INSTRUCTIONS_HEADING)
+        if rest.strip():
+            m.content = rest
+        else:
+            messages.remove(m)
+    return found
+
+
+def _tools_into_v01_system(messages: list[Message], tools: list[dict[str, Any]]) -> None:
+    listing = "\n".join(json.dumps(t, ensure_ascii=False, indent=2) for t in tools)
+    section = f"<|function_list|>\n{listing}\n<|function_list|>"
+    for m in messages:
+        if m.role == "system":
+            m.content = f"{m.content}\n{section}"
+            return
+    messages.insert(0, Message(role="system", content=section))
+
+
+def _merge_v01(messages: list[Message]) -> list[Message]:
+    """Assistant parts become v0.1 assistant bodies: thoughts open a body that the next text or
+    call joins, and a call joins the body before it; tool replies become ``<|function_output|>``
+    bodies (v0.1 §4, §8). Parts are joined with a newline, as in the spec's examples."""
+    out: list[Message] = []
+    open_body = False  # the last assistant body ended in a thought: what follows joins it
+    for m in messages:
+        piece = m.content
+        joins = (
+            m.role == "assistant"
+            and out
+            and out[-1].role == "assistant"
+            and (open_body or is_call(m))
+        )
+        if joins:
+            out[-1].content = f"{out[-1].content}\n{piece}"
+        else:
+            # a reply's tool name is inside its <|function_output|> JSON, not in the header
+            name = None if m.role == "tool" and piece.startswith("<|function_output|>") else m.name
+            out.append(Message(role=m.role, content=piece, name=name, end=END, attrs=dict(m.attrs)))
+        open_body = m.role == "assistant" and m.channel == "analysis"
+    return out
+
+
+def lower(hub: Hub, to: str) -> tuple[Transcript, list[Loss]]:
+    lowering = _Lowering(hub, to)
+    transcript = lowering.run()
+    return transcript, lowering.losses
