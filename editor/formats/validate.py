@@ -1,8 +1,8 @@
 """Semantic validation: the rules beyond syntax (DESIGN §2 "Validation beyond syntax").
 
 ``validate(transcript, text=…)`` runs every rule that applies to the transcript's spec and
-returns the diagnostics in rule order (header, channels and roles, calls, then the v0.1 / MMS
-rules). The rules and their codes are tabled in the docstrings of ``validate_header``,
+returns the diagnostics in text order (rule order at equal offsets: header, channels and
+roles, calls, then the v0.1 / MMS rules). The rules and their codes are tabled in the docstrings of ``validate_header``,
 ``validate_calls`` and ``validate_legacy``. Parse diagnostics are not repeated here.
 """
 
@@ -28,4 +28,5 @@ def validate(transcript: Transcript, *, text: str | None = None) -> list[Diagnos
         validate_legacy.check_mms(ctx)
     else:
         validate_calls.check(ctx, hip1=validate_header.hip1_active(ctx))
-    return ctx.diagnostics
+    # In text order (stable: rule order among diagnostics at the same offset).
+    return sorted(ctx.diagnostics, key=lambda d: d.offset)

@@ -49,6 +49,7 @@ def check_v01(ctx: Context) -> None:
         if m.name is not None and (not m.name or any(c.isspace() for c in m.name)):
             ctx.add("E-V01-NAME", i, f"name={m.name!r} must be non-empty and contain no whitespace")
         base = ctx.body_offset(i)
+        calls_before = len(open_calls)
         for part in v01body.parts(m.content):
             if part.kind == v01body.UNBALANCED:
                 ctx.add(
@@ -62,7 +63,8 @@ def check_v01(ctx: Context) -> None:
                 open_calls.append((i, name))
             elif part.kind == "function_output":
                 _check_function_output(ctx, i, part, base, open_calls)
-        if closes_turn(m):
+        # A message that itself calls keeps its turn open for the outputs that follow.
+        if closes_turn(m) and len(open_calls) <= calls_before:
             for c, name in open_calls:
                 ctx.add(
                     "W-CALL-UNANSWERED",
