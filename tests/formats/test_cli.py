@@ -1,0 +1,117 @@
+"""The ``ocm`` command line, in-process and as a subprocess."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from editor.formats.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+V01 = FIXTURES / "openchatml-0.1" / "valid" / "function-calling.txt"
+BROKEN = FIXTURES / "chatml-json" / "invalid" / "wire-example.json"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_detect():
+    assert run("detect", str(V01)) == (0, "openchatml-0.1\n", "")
+
+
+def test_parse_prints_canonical_json_with_derived_parts():
+    code, out, _ = run("parse", str(V01))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["spec"] == "openchatml-0.1" and doc["diagnostics"] == []
+    assistant = doc["messages"][2]
+    assert assistant["parts"][0]["kind"] == "function_call"
+    assert "channel" not in assistant  # null fields omitted
+
+
+def test_parse_reports_errors_with_positions_and_exit_1():
+    code, out, _ = run("parse", str(BROKEN))
+    assert code == 1
+    first = json.loads(out)["diagnostics"][0]
+    assert {k: first[k] for k in ("code", "severity", "line", "column")} == {
+        "code": "E-PARSE-JSON",
+        "severity": "error",
+        "line": 8,
+        "column": 64,
+    }
+    assert "fix" in first
+
+
+def test_validate_lists_diagnostics_like_a_compiler():
+    code, out, _ = run("validate", str(BROKEN))
+    assert code == 1
+    assert out.splitlines()[0].startswith(f"{BROKEN}:8:64: error E-PARSE-JSON: ")
+
+
+def test_convert_writes_the_target_spec(tmp_path):
+    source = tmp_path / "chat.json"
+    source.write_text(
+        '[{"role": "assistant", "format": "js", "content": "x()", "end_turn": true}]', "utf-8"
+    )
+    code, out, _ = run("convert", str(source), "--to", "mms-tokens")
+    assert code == 0
+    assert out.startswith("<|role|>assistant")
+
+
+def test_render_end_user_hides_thoughts():
+    code, out, _ = run("render", str(FIXTURES / "openchatml-0.1" / "valid" / "thought-example.txt"))
+    assert code == 0
+    assert "start_reflect" not in out and "Band-Aid" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["parse", "/no/such/file"], "cannot read"),
+        (["parse", str(FIXTURES)], "cannot read"),
+    ],
+)
+def test_unusable_input_exits_2_without_traceback(argv, needle):
+    code, _, err = run(*argv)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_unknown_spec_exits_2():
+    with pytest.raises(SystemExit) as info:
+        main(["parse", str(V01), "--spec", "nope"], io.StringIO(), io.StringIO())
+    assert info.value.code == 2
+
+
+def subprocess_run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "editor.formats.cli", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def test_stdin_and_subprocess():
+    done = subprocess_run("detect", "-", stdin=b"<|role|>user<|content|>hi")
+    assert (done.returncode, done.stdout) == (0, b"mms-tokens\n")
+
+
+def test_not_utf8_exits_2():
+    done = subprocess_run("parse", "-", stdin=b"\xff\xfe\x00")
+    assert done.returncode == 2
+    assert b"not UTF-8" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_undetectable_input_exits_1():
+    done = subprocess_run("detect", "-", stdin=b"plain prose")
+    assert done.returncode == 1 and b"no supported spec" in done.stderr

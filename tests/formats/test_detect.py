@@ -1,0 +1,106 @@
+"""detect(): every sample of the spec texts and every format."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from editor.formats import detect
+
+SPECS = Path("/work/shared/specs")
+if not SPECS.is_dir():
+    SPECS = Path(__file__).resolve().parents[2] / "docs" / "specs"
+
+
+def blocks(name: str) -> list[str]:
+    parts = (SPECS / name).read_text("utf-8").split("```")
+    return [re.sub(r"^[a-z]*\n", "", parts[i]) for i in range(1, len(parts), 2)]
+
+
+@pytest.mark.skipif(not (SPECS / "openchatml-0.1.md").exists(), reason="spec texts not available")
+def test_every_v01_document_sample():
+    samples = [
+        b
+        for b in blocks("openchatml-0.1.md")
+        if "<|im_start|>" in b or "<|fim_" in b or "<|file_separator|>" in b
+    ]
+    assert len(samples) >= 10
+    assert {detect(s) for s in samples} == {"openchatml-0.1"}
+
+
+@pytest.mark.skipif(not (SPECS / "chatml-openai.md").exists(), reason="spec texts not available")
+def test_chatml_json_samples_even_though_they_are_broken_json():
+    samples = [b for b in blocks("chatml-openai.md") if b.lstrip().startswith("[")]
+    assert len(samples) == 4
+    assert {detect(s) for s in samples} == {"chatml-json"}
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        (
+            "<|role|>assistant<|format|>javascript<|content|>console.log('hello world')<|end_turn|>",
+            "mms-tokens",
+        ),
+        (
+            '{\n"role": "assistant",\n"format": "javascript",\n"content": "x",\n"end_turn": true,\n}',
+            "mms",
+        ),
+        ('[{"role": "platform", "content": "x"}]', "mms"),
+        ('{"thread": [{"role": "user", "content": "x"}]}', "mms"),
+        ('[{"role": "user", "content": "x"}]', "openai-messages"),
+        ('{"messages": [{"role": "user", "content": "x"}], "tools": []}', "openai-messages"),
+        ('{"conversations": [{"from": "human", "value": "x"}]}', "sharegpt"),
+        ('[{"from": "human", "value": "x"}]', "sharegpt"),
+        ('[{"role": "assistant", "channel": "final", "content": "x"}]', "openchatml-json"),
+        ('[{"role": "assistant", "thinking": "t", "content": "x"}]', "openchatml-json"),
+        (
+            '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}\n',
+            "openchatml-json",
+        ),
+        ('[{"token": "<|start|>"}, "user", {"token": "<|message|>"}, "hi"]', "chatml-json"),
+        ('[{"role": "user", "content": "x"', "openai-messages"),  # truncated: sniffed
+        ("<|start|>user<|message|>hi<|end_message|>", "chatml"),
+        ("<|start|>user<|message|>hi", "chatml"),
+        ("<|start|>user<|message|>hi<|end|>", "openchatml-2.0"),
+        ("---\nversion: 2.0\n---\n<|start|>user<|message|>hi<|end|>", "openchatml-2.0"),
+        ("version: 2.2\n<|start|>user<|message|>hi<|end|>", "openchatml-2.2"),
+        ("---\nversion: 2.1\n---\n<|start|>user<|message|>hi<|end|>", "openchatml-2.2"),
+        (
+            "<|start|>tool name=functions.f call_id=1<|channel|>commentary<|message|>{}<|end|>",
+            "openchatml-2.2",
+        ),
+        (
+            "<|start|>assistant to=functions.f<|channel|>commentary<|message|>{}<|call|>",
+            "openchatml-2.0",
+        ),
+        (
+            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>",
+            "harmony",
+        ),
+        ("<|start|>assistant<|channel|>final<|message|>hi<|return|>", "harmony"),
+        ("[BOS]<|im_start|>user\nhi<|im_end|>[EOS]", "openchatml-0.1"),
+        ("a\n<|file_separator|>\nb", "openchatml-0.1"),
+        ("just prose", None),
+        ("", None),
+        ("[1, 2, 3]", None),
+    ],
+)
+def test_detect(text, spec):
+    assert detect(text) == spec
+
+
+def test_first_family_token_wins_over_tokens_quoted_in_bodies():
+    assert detect("<|im_start|>user\nWhat does <|start|> mean?<|im_end|>") == "openchatml-0.1"
+    assert detect("<|role|>user<|content|>Explain <|im_start|><|end_turn|>") == "mms-tokens"
+
+
+def test_large_input_is_fast():
+    import time
+
+    text = "<|start|>user<|message|>" + "x" * 5_000_000 + "<|end|>"
+    began = time.perf_counter()
+    assert detect(text) == "openchatml-2.0"
+    assert time.perf_counter() - began < 1.0
