@@ -104,9 +104,9 @@ def openai_messages(draw):
         role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
         if role == "assistant" and draw(st.booleans()):
             out.append(Message(role=role, content=draw(plain), channel="analysis"))
-        out.append(
-            Message(role=role, content=draw(plain), call_id=f"c{n}" if role == "tool" else None)
-        )
+        # Empty content beside tool calls is not a message of its own (documented).
+        content = draw(plain.filter(bool) if role == "assistant" else plain)
+        out.append(Message(role=role, content=content, call_id=f"c{n}" if role == "tool" else None))
         if role == "assistant" and draw(st.booleans()):
             out.append(
                 Message(
