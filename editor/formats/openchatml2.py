@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from . import header as yaml_header
 from .diagnostics import Diagnostics, Edit, Fix
 from .model import CALL, END, RETURN, Message, Transcript, stamp
-from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, Token, scan, token
+from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, Token, TokenStream, token
 from .specs import Codec
 
 # Token names (the text between `<|` and `|>`).
@@ -42,10 +42,20 @@ RETURN_TOKEN = "return"
 ENDLITERAL = "endliteral"
 COT_MARKERS = frozenset({"start_reflect", "start_introspect", "start_reason"})  # 2.x §7: body text
 
+START_TEXT = token(START)
+CHANNEL_TEXT = token(CHANNEL)
+CONSTRAIN_TEXT = token(CONSTRAIN)
+MESSAGE_TEXT = token(MESSAGE)
+
 # Header attributes with a Message field of their own, in the canonical order of 2.2 §6.
 KNOWN_ATTRS = ("to", "call_id", "name", "intent", "content_type")
 FIELD_OF = {"to": "recipient", "call_id": "call_id", "name": "name", "intent": "intent"}
 FIELD_OF["content_type"] = "content_type"
+# Every selection of KNOWN_ATTRS in canonical order, to check an order with one set lookup.
+IN_ORDER = frozenset(
+    tuple(k for i, k in enumerate(KNOWN_ATTRS) if mask >> i & 1)
+    for mask in range(1 << len(KNOWN_ATTRS))
+)
 
 # Keys of Message.attrs this module reads and writes.
 HEADER_ATTRS = "header_attrs"  # {key: value} of attributes without a field; value None: a bare word
@@ -54,7 +64,7 @@ ATTR_ORDER = "attr_order"  # keys in written order, kept only when it is not the
 HEADER_ONLY = "header_only"  # `<|start|>assistant` at the end: a completion prompt, no <|message|>
 BARE_CONTENT_TYPE = "bare_content_type"  # Harmony `to=python code`: content type without `key=`
 
-WORD_RE = re.compile(r"[^ \t\r\n\f\v]+")
+WORD_RE = re.compile(r"\S+")  # the words str.split() finds
 KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 WHITESPACE = " \t\r\n\f\v"
 
@@ -140,11 +150,9 @@ def parse_document(src: str, sink: Diagnostics, dialect: Dialect) -> Transcript:
         layout["header_form"] = head.span.form
         layout["header_text"] = src[:pos]
         layout["header"] = _copy(header)
-    tokens = scan(
-        src, dialect.vocabulary, escapes=dialect.escapes, literals=dialect.escapes, pos=pos
-    )
+    stream = TokenStream(src, dialect.vocabulary, escapes=dialect.escapes, literals=dialect.escapes)
     first_item = len(sink.items)
-    messages, lead_end = parse_messages(src, pos, tokens, sink, dialect)
+    messages, lead_end = parse_messages(src, pos, stream, sink, dialect)
     layout["lead"] = src[pos:lead_end]
     if not messages:
         sink.add("E-PARSE-EMPTY", pos, "No message found: a message begins with <|start|>")
@@ -154,35 +162,48 @@ def parse_document(src: str, sink: Diagnostics, dialect: Dialect) -> Transcript:
 
 
 def parse_messages(
-    src: str, pos: int, tokens: list[Token], sink: Diagnostics, dialect: Dialect
+    src: str, pos: int, stream: TokenStream, sink: Diagnostics, dialect: Dialect
 ) -> tuple[list[Message], int]:
-    """*(gap message) gap; returns the messages and where the first one starts."""
+    """*(gap message) gap; returns the messages and where the first one starts.
+
+    Blank gaps and well-formed messages are sliced with ``str.find`` (``_fast_message``);
+    anything else goes through the token stream, which reports what is wrong.
+    """
     messages: list[Message] = []
     lead_end = len(src)
-    gap_start = pos
-    text_from = pos  # start of the text run not yet checked for stray text
-    i = 0
-    count = len(tokens)
-    while i < count:
-        tok = tokens[i]
-        if tok.kind != START:
-            _stray_text(src, text_from, tok.start, sink, len(messages))
-            _stray_token(src, tok, sink, dialect, len(messages))
-            text_from = tok.end
-            i += 1
-            continue
-        _stray_text(src, text_from, tok.start, sink, len(messages))
+    start_text = token(START)
+    find = src.find
+    while True:
+        at = find(start_text, pos)
+        gap = src[pos:] if at == -1 else src[pos:at]
+        if gap and not gap.isspace():
+            at = _slow_gap(src, pos, stream, sink, dialect, len(messages))
+            gap = src[pos:] if at == -1 else src[pos:at]
         if messages:
-            messages[-1].gap = src[gap_start : tok.start]
+            messages[-1].gap = gap
+        elif at != -1:
+            lead_end = at
+        if at == -1:
+            return messages, lead_end
+        fast = _fast_message(src, at, dialect)
+        if fast is None:
+            message, pos = _slow_message(src, at, stream, sink, dialect, len(messages))
         else:
-            lead_end = tok.start
-        i, message, end = parse_message(src, tokens, i, sink, dialect, len(messages))
+            message, pos = fast
         messages.append(message)
-        gap_start = text_from = end
-    _stray_text(src, text_from, len(src), sink, len(messages))
-    if messages:
-        messages[-1].gap = src[gap_start:]
-    return messages, lead_end
+
+
+def _slow_gap(src, pos, stream, sink, dialect, index) -> int:
+    """Report what stands between messages; returns where the next message starts, or -1."""
+    text_from = pos
+    for tok in stream.tokens(pos):
+        _stray_text(src, text_from, tok.start, sink, index)
+        if tok.kind == START:
+            return tok.start
+        _stray_token(src, tok, sink, dialect, index)
+        text_from = tok.end
+    _stray_text(src, text_from, len(src), sink, index)
+    return -1
 
 
 def _stray_text(src: str, start: int, end: int, sink: Diagnostics, index: int) -> None:
@@ -232,24 +253,114 @@ def _unknown_token(src: str, tok: Token, sink: Diagnostics, index: int | None) -
     )
 
 
-def parse_message(
-    src: str, tokens: list[Token], i: int, sink: Diagnostics, dialect: Dialect, index: int
-) -> tuple[int, Message, int]:
+def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | None:
+    """A well-formed message at ``at``, or None when any part of it needs the full parser.
+
+    Same result as ``_slow_message`` for the messages it accepts: every ``<|`` between the
+    start and the terminator must be a header token in its place, attributes known and single.
+    """
+    find = src.find
+    head = at + len(START_TEXT)
+    body = find(MESSAGE_TEXT, head)
+    if body == -1:
+        return None
+    channel_at = constrain_at = -1
+    mark = find("<|", head, body)
+    if mark != -1:
+        if not dialect.channels or src[mark - 1] == "<":
+            return None
+        if src.startswith(CHANNEL_TEXT, mark):
+            channel_at = mark
+            mark = find("<|", mark + len(CHANNEL_TEXT), body)
+        if mark != -1:
+            if not src.startswith(CONSTRAIN_TEXT, mark) or src[mark - 1] == "<":
+                return None
+            constrain_at = mark
+            if find("<|", mark + len(CONSTRAIN_TEXT), body) != -1:
+                return None
+    body_start = body + len(MESSAGE_TEXT)
+    stop = find("<|", body_start)
+    if stop == -1 or (dialect.escapes and stop > body_start and src[stop - 1] == "<"):
+        return None
+    close = find("|>", stop + 2, stop + 20)
+    end_kind = dialect.terminators.get(src[stop + 2 : close]) if close != -1 else None
+    if end_kind is None:
+        return None
+    head_end = channel_at if channel_at != -1 else constrain_at if constrain_at != -1 else body
+    words = src[head:head_end].split()
+    if not words or "=" in words[0]:
+        return None
+    role = words[0]
+    fields: dict[str, str] = {}  # attribute -> value, in written order
+    if len(words) > 1 and not _fast_attributes(words, fields):
+        return None
+    attrs: dict = {}
+    channel = constrain = None
+    if channel_at != -1:
+        words = src[
+            channel_at + len(CHANNEL_TEXT) : constrain_at if constrain_at != -1 else body
+        ].split()
+        if not words or "=" in words[0]:
+            return None
+        channel = words[0]
+        if len(words) > 1:
+            start_keys = len(fields)
+            if not _fast_attributes(words, fields):
+                return None
+            attrs[CHANNEL_ATTRS] = list(fields)[start_keys:]
+    if constrain_at != -1:
+        words = src[constrain_at + len(CONSTRAIN_TEXT) : body].split()
+        if len(words) != 1:
+            return None
+        constrain = words[0]
+    if len(fields) > 1:
+        written = list(fields)
+        split = len(written) - len(attrs.get(CHANNEL_ATTRS, ()))
+        if tuple(written[:split]) not in IN_ORDER or tuple(written[split:]) not in IN_ORDER:
+            attrs[ATTR_ORDER] = written
+    get = fields.get
+    end = close + 2
+    message = Message(
+        role,
+        src[body_start:stop],
+        channel,
+        get("to"),
+        get("name"),
+        get("call_id"),
+        get("intent"),
+        get("content_type"),
+        constrain,
+        end_kind,
+        attrs,
+    )
+    return stamp(message, dialect.spec, at, src[at:end]), end
+
+
+def _fast_attributes(words: list[str], fields: dict[str, str]) -> bool:
+    """Known attributes, each once: anything else is left to the full parser's diagnostics."""
+    for word in words[1:]:
+        key, _, value = word.partition("=")
+        if not value or key not in FIELD_OF or key in fields:
+            return False
+        fields[key] = value
+    return True
+
+
+def _slow_message(
+    src: str, at: int, stream: TokenStream, sink: Diagnostics, dialect: Dialect, index: int
+) -> tuple[Message, int]:
     """message = "<|start|>" head [channel] [constrain] ["<|message|>" body] [terminator]
 
-    ``tokens[i]`` is the <|start|>. Returns the index of the first token after the message,
-    the message and the offset where it ends.
+    Walks the tokens from the <|start|> at ``at``; returns the message and where it ends.
     """
-    start_tok = tokens[i]
+    tokens = stream.tokens(at)
+    start_tok = next(tokens)
     parts = [_Part(START, start_tok.end)]
     state = IN_HEAD
     body_start = -1
     end_kind: str | None = None
     terminators = dialect.terminators
-    count = len(tokens)
-    i += 1
-    while i < count:
-        tok = tokens[i]
+    for tok in tokens:
         kind = tok.kind
         if kind in terminators:
             end_kind = terminators[kind]
@@ -265,7 +376,6 @@ def parse_message(
                 body_start = tok.start
             body_end = tok.start
             end = tok.end
-            i += 1
             break
         if kind == START:
             end = tok.start
@@ -287,7 +397,6 @@ def parse_message(
                 _text_token(src, tok, sink, dialect, index, in_body=False)
         else:
             _text_token(src, tok, sink, dialect, index, in_body=True)
-        i += 1
     else:
         end = len(src)
         if state == IN_HEAD:
@@ -295,7 +404,7 @@ def parse_message(
         body_end = end
         _open_at_end(src, body_start, end, sink, dialect, index)
     message = _build(src, parts, body_start, body_end, end_kind, sink, dialect, index)
-    return i, stamp(message, dialect.spec, start_tok.start, src[start_tok.start : end]), end
+    return stamp(message, dialect.spec, at, src[at:end]), end
 
 
 def _check_head_order(src: str, parts: list[_Part], tok: Token, sink: Diagnostics, index: int):

@@ -17,6 +17,7 @@ quantifiers), plus ``str.find`` to jump over literal blocks, so time is linear i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 TOKEN_RE = re.compile(r"<(<?)\|([A-Za-z_][A-Za-z0-9_]{0,63})\|>")
@@ -51,35 +52,66 @@ def scan(
     endpos: int | None = None,
 ) -> list[Token]:
     """Every control token of ``src[pos:endpos]``, in order; the text between them is implied."""
-    end_limit = len(src) if endpos is None else endpos
-    out: list[Token] = []
-    append = out.append
-    search = TOKEN_RE.search
-    closers_left = literals  # False once a literal opener found no closer up to the end
-    while True:
-        match = search(src, pos, end_limit)
-        if match is None:
-            return out
-        start, end = match.span()
-        escaped, name = match.group(1, 2)
-        if escaped:
-            if escapes and (name in vocabulary or (literals and name in LITERAL_NAMES)):
-                append(Token(ESCAPE, start, end))
-                pos = end
+    stream = TokenStream(src, vocabulary, escapes=escapes, literals=literals, endpos=endpos)
+    return list(stream.tokens(pos))
+
+
+class TokenStream:
+    """``scan`` as a lazy iterator that can be restarted at any offset.
+
+    Parsers that slice well-formed text with ``str.find`` fall back to it for the odd part;
+    it remembers from where on no literal closer exists, so restarts stay linear in total.
+    """
+
+    def __init__(
+        self,
+        src: str,
+        vocabulary: frozenset[str],
+        *,
+        escapes: bool = False,
+        literals: bool = False,
+        endpos: int | None = None,
+    ):
+        self.src = src
+        self.vocabulary = vocabulary
+        self.escapes = escapes
+        self.literals = literals
+        self.endpos = len(src) if endpos is None else endpos
+        self._no_closer_from = self.endpos + 1  # no LITERAL_CLOSE starts at or after this
+
+    def tokens(self, pos: int = 0) -> Iterator[Token]:
+        src = self.src
+        vocabulary = self.vocabulary
+        escapes = self.escapes
+        literals = self.literals
+        end_limit = self.endpos
+        search = TOKEN_RE.search
+        while True:
+            match = search(src, pos, end_limit)
+            if match is None:
+                return
+            start, end = match.span()
+            escaped, name = match.group(1, 2)
+            if escaped:
+                if escapes and (name in vocabulary or (literals and name in LITERAL_NAMES)):
+                    yield Token(ESCAPE, start, end)
+                    pos = end
+                    continue
+                start += 1  # the first `<` is plain text; the token begins at the second
+            if literals and name == "literal":
+                close = -1
+                if end < self._no_closer_from:
+                    close = src.find(LITERAL_CLOSE, end, end_limit)
+                if close == -1:
+                    self._no_closer_from = min(self._no_closer_from, end)
+                    yield Token(UNTERMINATED_LITERAL, start, end)
+                    pos = end
+                    continue
+                yield Token(LITERAL, start, close + len(LITERAL_CLOSE))
+                pos = close + len(LITERAL_CLOSE)
                 continue
-            start += 1  # the first `<` is plain text; the token begins at the second
-        if literals and name == "literal":
-            close = src.find(LITERAL_CLOSE, end, end_limit) if closers_left else -1
-            if close == -1:
-                append(Token(UNTERMINATED_LITERAL, start, end))
-                closers_left = False
-                pos = end
-                continue
-            append(Token(LITERAL, start, close + len(LITERAL_CLOSE)))
-            pos = close + len(LITERAL_CLOSE)
-            continue
-        append(Token(name if name in vocabulary else UNKNOWN, start, end))
-        pos = end
+            yield Token(name if name in vocabulary else UNKNOWN, start, end)
+            pos = end
 
 
 def unescape(text: str, vocabulary: frozenset[str]) -> str:

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): ``make bench`` runs every ``bench_*.py`` module's ``run()``."""
