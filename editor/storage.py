@@ -252,14 +252,32 @@ def _reuse_unchanged(
     old: Sequence[formats.Message], new: Sequence[formats.Message]
 ) -> list[formats.Message]:
     """``new`` with each message equal to an old one replaced by that old one (which still
-    carries its source bytes), matched in order so insertions and deletions shift nothing."""
+    carries its source bytes), matched in order so insertions and deletions shift nothing.
+
+    An edited message takes over the layout after the old message in its place (``gap``,
+    the text up to the next message); an inserted one copies the gap of the message before
+    it, so the document keeps its spacing. Serializers write a message whose fields differ
+    from its source's fingerprint afresh, so only those bytes change.
+    """
     merged = list(new)
     matcher = difflib.SequenceMatcher(
         None, [m.fingerprint() for m in old], [m.fingerprint() for m in new], autojunk=False
     )
-    for block in matcher.get_matching_blocks():
-        for offset in range(block.size):
-            merged[block.b + offset] = old[block.a + offset]
+    for tag, a0, a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            merged[b0:b1] = old[a0:a1]
+            continue
+        for offset in range(b1 - b0):
+            if a0 + offset < a1:
+                neighbour = old[a0 + offset]
+            elif old:
+                neighbour = old[max(a1 - 1, 0)]
+            else:
+                break
+            # The neighbour's source tells the serializer the gap is this document's layout;
+            # its bytes are not reused, since the fingerprints differ.
+            merged[b0 + offset].source = neighbour.source
+            merged[b0 + offset].gap = neighbour.gap
     return merged
 
 

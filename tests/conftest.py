@@ -1,4 +1,8 @@
-"""Shared fixtures: users and a dataset with one member per role."""
+"""Shared fixtures: users and a dataset with one member per role.
+
+Users have no password (hashing one costs a second per test); tests that log in with a
+password set it themselves.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +13,22 @@ from editor.models import Dataset, Membership, Role
 
 @pytest.fixture
 def curator(django_user_model):
-    return django_user_model.objects.create_user("curator", password="pw-curator-1")
+    return django_user_model.objects.create_user("curator")
 
 
 @pytest.fixture
 def annotator(django_user_model):
-    return django_user_model.objects.create_user("annotator", password="pw-annotator-1")
+    return django_user_model.objects.create_user("annotator")
 
 
 @pytest.fixture
 def viewer(django_user_model):
-    return django_user_model.objects.create_user("viewer", password="pw-viewer-1")
+    return django_user_model.objects.create_user("viewer")
 
 
 @pytest.fixture
 def outsider(django_user_model):
-    return django_user_model.objects.create_user("outsider", password="pw-outsider-1")
+    return django_user_model.objects.create_user("outsider")
 
 
 @pytest.fixture
