@@ -181,7 +181,12 @@ def classify(value: Any) -> str | None:
         return "sharegpt"
     if isinstance(value, dict) and "thread" in value:
         return "mms"
-    if any("format" in d or "end_turn" in d or d.get("role") in MMS_ROLES for d in dicts):
+    if any(
+        "format" in d
+        or "end_turn" in d
+        or (isinstance(d.get("role"), str) and d["role"] in MMS_ROLES)
+        for d in dicts
+    ):
         return "mms"
     if any("channel" in d or "thinking" in d or "tool_call" in d for d in dicts):
         return "openchatml-json"
