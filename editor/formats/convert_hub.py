@@ -10,11 +10,12 @@ Lifting (source → hub):
 | source | hub |
 |---|---|
 | openchatml-2.2 | content unescaped (``scanner.unescape``) |
+| openchatml-0.1 body | a final newline (before ``<|im_end|>``) is layout and dropped |
 | openchatml-0.1 assistant body | one message per part: thought ``K`` → ``analysis`` with content ``<|start_K|>text``; text → ``final``; ``<|function_call|>`` → commentary call ``to=functions.NAME call_id=call_N <|constrain|>json`` + ``<|call|>`` (arguments as compact JSON) |
 | openchatml-0.1 tool body with ``<|function_output|>`` | ``tool name=functions.NAME call_id=call_N`` on commentary (content: the JSON ``content`` value; a string as is) |
 | mms platform / developer / user | system / developer / user |
 | mms assistant ``tool:fmt`` | commentary call ``to=functions.tool call_id=call_N``, ``<|constrain|>json`` when fmt is json, content_type fmt otherwise |
-| mms assistant in any other format | ``final``; ``attrs["format"]`` kept; ``end_turn`` → ``<|return|>`` |
+| mms assistant in any other format | ``final``, content_type = the format unless it is the default ``markdown``; ``end_turn`` → ``<|return|>`` |
 | sharegpt ``function_call`` | its value's ``arguments`` become the body, ``<|constrain|>json`` |
 | mms context | ``tool`` reply on commentary: to the call just before it (name, call_id) or, with no call before it, ``name=`` the context name and no call_id |
 | everything else | as is |
@@ -37,9 +38,11 @@ FUNCTIONS = "functions."
 GENERATED_ID = "call_{}"
 V01 = "openchatml-0.1"
 SHAREGPT = "sharegpt"
+V01_SEGMENTS = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
 MMS_ROLES = {"platform": "system"}
 CONTEXT = "context"
+MMS_DEFAULT_FORMAT = "markdown"
 COT_MARKER = "<|start_{}|>"
 
 
@@ -140,7 +143,9 @@ def _lift_v01(transcript: Transcript, hub: Hub) -> None:
         parts = v01body.parts(m.content)
         structured = [p for p in parts if p.kind in ("thought", "function_call", "function_output")]
         if not structured or m.role not in ("assistant", "tool"):
-            hub.messages.append((_copy(m), i))
+            # v0.1 writes `message_content` LF `<|im_end|>`: that last newline is layout.
+            content = m.content.removesuffix("\n") if m.role not in V01_SEGMENTS else m.content
+            hub.messages.append((_copy(m, content=content), i))
             continue
         for part in parts:
             out = _v01_part(m, part, ids)
@@ -210,7 +215,11 @@ def _lift_mms(transcript: Transcript, hub: Hub) -> None:
                 constrain="json" if json_body else None, content_type=None if json_body else ctype,
             )  # fmt: skip
         elif m.role == "assistant":
-            out = _copy(m, channel="final", end=RETURN if m.end == RETURN else END)
+            # markdown is MMS's default format: it goes without saying elsewhere
+            ctype = None if m.content_type == MMS_DEFAULT_FORMAT else m.content_type
+            out = _copy(
+                m, channel="final", content_type=ctype, end=RETURN if m.end == RETURN else END
+            )
         elif m.role == CONTEXT:
             if last_call is not None:
                 call_id, recipient = ids.reply(last_call[1])

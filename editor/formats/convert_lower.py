@@ -69,12 +69,19 @@ KEEPS = {  # optional fields each target can write
 }
 OPTIONAL = ("recipient", "call_id", "name", "intent", "content_type", "constrain")
 # attrs keys that only record how a source was written: dropped silently when converting.
+# 2.x header data the other 2.x specs write too (unknown attributes, a completion prompt).
+OCM_HEADER_ATTRS = frozenset({"header_attrs", "header_only"})
 LAYOUT_ATTRS = frozenset(
-    {"name_written", "arguments_json", "reasoning_key", "from", "end_turn", "context", "content"}
-)
+    {
+        "name_written", "arguments_json", "reasoning_key", "from", "end_turn", "context", "content",
+        "attr_order", "channel_attrs", "bare_content_type",  # 2.x attribute order and placement
+        "format",  # MMS: lifted into recipient / content_type, rebuilt from them
+    }
+)  # fmt: skip
 VERSION = {OCM22: "2.2", OCM20: "2.0"}
 MMS_DEFAULT_FORMAT = "markdown"
 V01_DOCUMENT_ATTRS = frozenset({"bos", "eos"})  # [BOS] … [EOS] around a v0.1 chat
+V01_SEGMENT_ROLES = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 CHATML_ROLES = frozenset({"system", "user", "assistant"})
 V01_ROLES = frozenset(
     {"system", "user", "assistant", "tool", "fim_prefix", "fim_middle", "fim_suffix", "file"}
@@ -103,13 +110,16 @@ class _Lowering:
         self.losses: list[Loss] = []
         self.out: list[Message] = []
         self.call_count = 0
+        self.regenerated = _regenerated_ids(hub)
+        self.position = 0
 
     def loss(self, index: int | None, field: str, detail: str) -> None:
         self.losses.append(Loss(index, field, detail))
 
     # --- per message --------------------------------------------------------------------
     def run(self) -> Transcript:
-        for message, index in self.hub.messages:
+        for position, (message, index) in enumerate(self.hub.messages):
+            self.position = position
             self.message(message, index)
         if self.to in OCM_FAMILY | {OPENAI}:
             self.number_calls()
@@ -148,7 +158,7 @@ class _Lowering:
         if to == V01:
             m.content = self.v01_piece(m, index)
         elif to == SHAREGPT and is_call(m):
-            m.content = _sharegpt_call(m)
+            m.content = self.sharegpt_call(m, index)
         else:
             m.content = self.body(m.content, index)
         self.out.append(m)
@@ -159,7 +169,6 @@ class _Lowering:
             tool = reply_tool(m)
             if to in (HARMONY, OCM20) and tool is not None:
                 m.role, m.name = qualified(tool), None
-                m.recipient = m.recipient or "assistant"
             elif to in (MMS, MMS_TOKENS):
                 m.role = "context"
                 if not m.attrs.get("context"):
@@ -190,17 +199,18 @@ class _Lowering:
             value = getattr(m, field)
             if value is None or field in keeps:
                 continue
-            if field == "call_id" and _generated(value):
+            if field == "call_id" and self.regenerated.get(self.position) == value:
                 setattr(m, field, None)
                 continue
-            if field == "recipient" and m.role != "assistant":
+            if field == "recipient" and (m.role != "assistant" or (reply and to not in OCM_FAMILY)):
                 setattr(m, field, None)
                 continue
             self.loss(index, field, f"{field}={value} dropped ({to} cannot write it)")
             setattr(m, field, None)
-        if to == HARMONY and m.channel is None and (m.role == "assistant" or is_reply(m)):
-            # HIP-1 §2: Harmony always names the channel; a 2.x message without one is final.
-            m.channel = "commentary" if is_call(m) or is_reply(m) else "final"
+        if to in OCM_FAMILY and m.channel is None and (is_call(m) or reply):
+            m.channel = "commentary"  # 2.2 §8.1: calls and replies travel on commentary
+        elif to == HARMONY and m.channel is None and m.role == "assistant":
+            m.channel = "final"  # HIP-1 §2: Harmony always names the channel; none means final
         if to == OPENAI and m.channel is not None and m.channel != "analysis" and not is_call(m):
             if m.channel != "final" and not reply:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
@@ -212,12 +222,11 @@ class _Lowering:
         if to in (CHATML, CHATML_JSON) and m.end == RETURN:
             m.end = END  # ChatML has one terminator: nothing to report
         for key in list(m.attrs):
-            if key in LAYOUT_ATTRS or (to in (MMS, MMS_TOKENS) and key == "format"):
+            if key in LAYOUT_ATTRS:
                 continue
-            if key == "format":
-                self.loss(index, "format", f"MMS format {m.attrs[key]!r} dropped")
-            else:
-                self.loss(index, f"attrs.{key}", f"{key}={m.attrs[key]!r} dropped")
+            if to in OCM_FAMILY and key in OCM_HEADER_ATTRS:
+                continue
+            self.loss(index, f"attrs.{key}", f"{key}={m.attrs[key]!r} dropped")
             del m.attrs[key]
         for key in LAYOUT_ATTRS & set(m.attrs):
             del m.attrs[key]
@@ -234,8 +243,8 @@ class _Lowering:
             m.attrs["format"] = f"{tool}:{fmt}"
             m.end = CALL
         else:
-            m.attrs.setdefault("format", MMS_DEFAULT_FORMAT)
-            m.recipient = m.content_type = None
+            fmt = m.content_type or m.attrs.get("format") or MMS_DEFAULT_FORMAT
+            m.recipient, m.content_type, m.attrs["format"] = None, fmt, fmt
 
     def body(self, text: str, index: int) -> str:
         vocabulary = TARGET_VOCABULARY.get(self.to)
@@ -246,7 +255,33 @@ class _Lowering:
                 f"control-token text rewritten as <\\|…\\|> ({self.to} cannot escape it)",
             )
             return rewrite_control_text(text, vocabulary)
+        if self.to == OCM22 and text.endswith("<"):
+            # `<` then the terminator would read as the escape `<<|end|>`: unwritable in 2.2.
+            self.loss(
+                index,
+                "content",
+                "a body ending in '<' gets a trailing space (2.2 would read '<<|end|>')",
+            )
+            text += " "
         return written_text(self.to, text)
+
+    def json_layout(self, text: str, value: Any, index: int) -> None:
+        """v0.1 and ShareGPT embed arguments as JSON values: their spacing is not kept."""
+        if text != json.dumps(value, ensure_ascii=False, separators=(",", ":")):
+            self.loss(
+                index, "content", f"JSON body re-formatted ({self.to} embeds it as a JSON value)"
+            )
+
+    def sharegpt_call(self, m: Message, index: int) -> str:
+        """A ShareGPT ``function_call`` turn's value: ``{"name": …, "arguments": …}``."""
+        try:
+            arguments = json.loads(m.content)
+        except ValueError:
+            arguments = m.content
+        else:
+            self.json_layout(m.content, arguments, index)
+        name = (m.recipient or "").removeprefix("functions.")
+        return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
     def v01_piece(self, m: Message, index: int) -> str:
         """A hub message as a v0.1 body part (joined into bodies by ``_merge_v01``)."""
@@ -267,6 +302,7 @@ class _Lowering:
             except ValueError:
                 self.loss(index, "content", "call arguments are not JSON; written as a JSON string")
                 arguments = m.content
+            self.json_layout(m.content, arguments, index)
             call = {"arguments": arguments, "name": (m.recipient or "").removeprefix("functions.")}
             return "<|function_call|>\n" + self.body(json.dumps(call, ensure_ascii=False), index)
         if m.role == "tool" and m.name:
@@ -274,6 +310,8 @@ class _Lowering:
                 content = json.loads(m.content)
             except ValueError:
                 content = m.content
+            if not isinstance(content, str):
+                self.json_layout(m.content, content, index)
             output = {"name": m.name.removeprefix("functions."), "content": content}
             return "<|function_output|>\n" + self.body(
                 json.dumps(output, ensure_ascii=False), index
@@ -354,18 +392,25 @@ class _Lowering:
             )
 
 
-def _sharegpt_call(m: Message) -> str:
-    """A ShareGPT ``function_call`` turn's value: ``{"name": …, "arguments": …}``."""
-    try:
-        arguments = json.loads(m.content)
-    except ValueError:
-        arguments = m.content
-    name = (m.recipient or "").removeprefix("functions.")
-    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-
-
-def _generated(call_id: str) -> bool:
-    return call_id.startswith("call_") and call_id[len("call_") :].isdigit()
+def _regenerated_ids(hub: Hub) -> dict[int, str]:
+    """The id each hub call/reply would get back from ``call_N`` numbering (by hub position):
+    dropping an id equal to it loses nothing, since converting back restores it."""
+    out: dict[int, str] = {}
+    open_calls: list[tuple[str, str | None]] = []
+    count = 0
+    for position, (m, _) in enumerate(hub.messages):
+        if is_call(m):
+            count += 1
+            out[position] = GENERATED_ID.format(count)
+            open_calls.append((out[position], m.recipient))
+        elif is_reply(m):
+            tool = reply_tool(m)
+            for k, (call_id, recipient) in enumerate(open_calls):
+                if tool is None or qualified(recipient or "") == qualified(tool):
+                    out[position] = call_id
+                    del open_calls[k]
+                    break
+    return out
 
 
 TOOLS_HEADING = "# Tools"
@@ -436,6 +481,9 @@ def _merge_v01(messages: list[Message]) -> list[Message]:
             name = None if m.role == "tool" and piece.startswith("<|function_output|>") else m.name
             out.append(Message(role=m.role, content=piece, name=name, end=END, attrs=dict(m.attrs)))
         open_body = m.role == "assistant" and m.channel == "analysis"
+    for m in out:
+        if m.role not in V01_SEGMENT_ROLES:
+            m.content += "\n"  # `message_content` LF `<|im_end|>`, as the spec writes it
     return out
 
 
