@@ -205,11 +205,11 @@ def _return_only_on_final(ctx: Context) -> None:
         if found is not None and found[1].endswith(token("return")):
             at = found[0] + len(found[1]) - len(token("return"))
             fix = replace_fix(f"End with {replacement}", at, token("return"), replacement)
-        where = f"{m.role}" + (f" on {m.channel}" if m.channel else "")
+        where = f"role {m.role}" + (f", channel {m.channel}" if m.channel else "")
         ctx.add(
             "E-RETURN-NOT-FINAL",
             i,
-            f"<|return|> ends a {where} message; only a final assistant message may",
+            f"<|return|> ends a message ({where}); only a final assistant message may end so",
             fix=fix,
         )
 
