@@ -8,6 +8,10 @@ revision per change); nothing here writes a transcript on its own.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterator
+from itertools import islice
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Count, Prefetch, Q
@@ -127,6 +131,38 @@ class TranscriptQuerySet(models.QuerySet):
         return self.prefetch_related(
             Prefetch("messages", queryset=Message.objects.order_by("index"))
         )
+
+    def iterator_with_canonical(
+        self, chunk_size: int
+    ) -> Iterator[tuple[Transcript, formats.Transcript]]:
+        """``(row, canonical transcript)`` pairs in constant memory, for exports.
+
+        Rows stream through ``iterator(chunk_size)`` (a server-side cursor on PostgreSQL); the
+        messages of each chunk come in one query as plain tuples: no Message instances and
+        no reference cycles left for the garbage collector, so memory stays flat.
+        """
+        rows = self.iterator(chunk_size=chunk_size)
+        fields = Message.CANONICAL_FIELDS
+        while chunk := list(islice(rows, chunk_size)):
+            messages = defaultdict(list)
+            for transcript_id, *values in (
+                Message.objects.filter(transcript__in=[row.pk for row in chunk])
+                .order_by("transcript_id", "index")
+                .values_list("transcript_id", *fields)
+            ):
+                messages[transcript_id].append(
+                    formats.Message(**dict(zip(fields, values, strict=True)))
+                )
+            for row in chunk:
+                yield (
+                    row,
+                    formats.Transcript(
+                        spec=row.spec,
+                        header=row.header,
+                        messages=messages.pop(row.pk, []),
+                        attrs=row.attrs,
+                    ),
+                )
 
     def with_status(self, *statuses: str) -> TranscriptQuerySet:
         return self.filter(status__in=statuses) if statuses else self

@@ -1,0 +1,253 @@
+"""Exporting transcripts: ``export_transcript`` (one, any spec) and ``export_dataset`` (a
+stream of JSONL lines), for the UI, the API and the ``export_dataset`` management command.
+
+A transcript exported in its own spec is its stored source text, byte for byte, whenever that
+text says exactly what the canonical transcript says (``source_is_exact``); otherwise, and for
+any other spec, it goes through the spec core's conversion, whose losses are reported, never
+dropped silently.
+
+Dataset lines (``format="jsonl"``), one per transcript, read back by ``import_transcripts``
+as the same transcripts::
+
+    {"id": external id or null, "title": …, "spec": …, "status": …, "metadata": {…},
+     "text": "…"}            # a text spec: the transcript text
+     "document": {…}         # a JSON spec: the JSON document itself, not a string
+
+``format="messages"``: one Hugging Face / TRL chat row per transcript,
+``{"messages": [{"role", "content", …}], "tools": [...]}`` (the OpenAI messages document).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from editor import formats
+from editor.formats.model import SEMANTIC_FIELDS
+from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
+from editor.storage import InvalidContent
+
+CHUNK_SIZE = 500
+MESSAGES_SPEC = "openai-messages"  # the chat-dataset shape of TRL and Hugging Face
+MAX_KEPT_LOSSES = 1000  # a dataset export counts every loss but keeps only this many
+
+
+class Format(StrEnum):
+    JSONL = "jsonl"
+    MESSAGES = "messages"
+
+
+@dataclass
+class ExportedTranscript:
+    text: str
+    spec: str
+    losses: list[dict] = field(default_factory=list)
+
+
+def export_transcript(
+    transcript: Transcript, *, spec: str | None = None, audience: str | None = None
+) -> ExportedTranscript:
+    """``transcript`` written in ``spec`` (its own by default), with what could not be said.
+
+    ``audience`` applies the rendering policy first (``"end_user"``: only what end users
+    see); the result is then a conversion, never the stored source text.
+    """
+    return _export(transcript, transcript.canonical, spec=spec, audience=audience)
+
+
+def _export(
+    transcript: Transcript,
+    load_canonical: Callable[[], formats.Transcript],
+    *,
+    spec: str | None,
+    audience: str | None,
+) -> ExportedTranscript:
+    target = spec or transcript.spec
+    if target not in formats.SPEC_IDS:
+        raise InvalidContent(
+            f"Unknown spec id {target!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            code="unknown-spec",
+        )
+    if audience is None and target == transcript.spec:
+        if transcript.source_is_exact:
+            return ExportedTranscript(transcript.source_text, target)
+        # An edit the spec cannot say: the stored text is the closest the spec gets.
+        return ExportedTranscript(
+            transcript.source_text, target, _unsaid(load_canonical(), transcript.source_text)
+        )
+    canonical = load_canonical()
+    if audience is not None:
+        canonical = _for_audience(canonical, audience)
+    from editor.formats.convert import convert
+
+    text, losses = convert(canonical, to=target)
+    return ExportedTranscript(text, target, [loss.to_dict() for loss in losses])
+
+
+def _unsaid(canonical: formats.Transcript, text: str) -> list[dict]:
+    """What ``canonical`` holds that ``text`` (in its own spec) does not say, as losses in the
+    shape of the spec core's (``message_index``, ``field``, ``detail``)."""
+    said = formats.parse(text, canonical.spec).transcript
+    detail = f"not representable in {canonical.spec}"
+    losses = [
+        {"message_index": None, "field": name, "detail": detail}
+        for name in ("header", "attrs")
+        if getattr(said, name) != getattr(canonical, name)
+    ]
+    if len(said.messages) != len(canonical.messages):
+        losses.append({"message_index": None, "field": "messages", "detail": detail})
+    for index, (wanted, written) in enumerate(zip(canonical.messages, said.messages, strict=False)):
+        losses.extend(
+            {"message_index": index, "field": name, "detail": detail}
+            for name in SEMANTIC_FIELDS
+            if getattr(wanted, name) != getattr(written, name)
+        )
+    return losses
+
+
+def _for_audience(canonical: formats.Transcript, audience: str) -> formats.Transcript:
+    """Only what ``audience`` sees, as a transcript that can be written in any spec.
+
+    The rendering policy decides; for ``end_user`` that drops system, developer, analysis,
+    tool traffic and hidden parts of texts, and the header and document attributes too
+    (model settings and tool lists are not shown to end users either).
+    """
+    from editor.formats.render import END_USER, render
+
+    if audience != END_USER:
+        raise InvalidContent(
+            f"Exports apply only the {END_USER} audience (got {audience!r}).",
+            code="invalid-request",
+        )
+    rendered = render(canonical, END_USER)
+    return formats.Transcript(
+        spec=canonical.spec,
+        messages=[
+            formats.Message(
+                role=item.role,
+                content=item.content,
+                channel=item.channel,
+                name=item.name,
+                intent=item.intent,
+                end=canonical.messages[item.index].end,
+            )
+            for item in rendered.items
+        ],
+    )
+
+
+class DatasetExport:
+    """An iterable of export lines (each ending in a newline) in constant memory.
+
+    Transcripts are read in primary-key order through ``iterator(chunk_size)`` (a
+    server-side cursor on PostgreSQL), their messages fetched per chunk only when a
+    conversion needs them. While it runs it counts transcripts and losses; ``losses`` keeps
+    the first ``MAX_KEPT_LOSSES`` as ``{"transcript": id, …loss}``.
+    """
+
+    def __init__(
+        self,
+        transcripts: TranscriptQuerySet,
+        *,
+        spec: str | None,
+        format: Format,
+        audience: str | None,
+        chunk_size: int,
+    ):
+        self.transcripts = transcripts
+        self.spec = spec
+        self.format = format
+        self.audience = audience
+        self.chunk_size = chunk_size
+        self.count = 0
+        self.loss_count = 0
+        self.losses: list[dict] = []
+
+    def __iter__(self) -> Iterator[str]:
+        rows = self.transcripts.order_by("pk").defer("diagnostics")
+        spec = MESSAGES_SPEC if self.format == Format.MESSAGES else self.spec
+        if spec is None and self.audience is None:
+            # Each transcript in its own spec: the stored text, no messages needed (a
+            # transcript whose text is not exact loads its messages itself, rarely).
+            pairs = ((row, row.canonical) for row in rows.iterator(chunk_size=self.chunk_size))
+        else:
+            pairs = (
+                (row, lambda canonical=canonical: canonical)
+                for row, canonical in rows.iterator_with_canonical(self.chunk_size)
+            )
+        for row, load_canonical in pairs:
+            exported = _export(row, load_canonical, spec=spec, audience=self.audience)
+            self.count += 1
+            self._keep_losses(row, exported.losses)
+            yield json.dumps(self._line(row, exported), ensure_ascii=False) + "\n"
+
+    def _line(self, transcript: Transcript, exported: ExportedTranscript) -> dict:
+        if self.format == Format.MESSAGES:
+            return json.loads(exported.text)
+        line = {
+            "id": transcript.external_id or None,
+            "title": transcript.title,
+            "spec": exported.spec,
+            "status": transcript.status,
+            "metadata": transcript.metadata,
+        }
+        if exported.spec in formats.TEXT_SPECS:
+            line["text"] = exported.text
+        else:
+            line["document"] = json.loads(exported.text)
+        return line
+
+    def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
+        self.loss_count += len(losses)
+        room = MAX_KEPT_LOSSES - len(self.losses)
+        if room > 0:
+            who = transcript.external_id or transcript.pk
+            self.losses.extend({"transcript": who, **loss} for loss in losses[:room])
+
+
+def export_dataset(
+    dataset: Dataset,
+    *,
+    spec: str | None = None,
+    format: Format | str = Format.JSONL,
+    statuses: tuple[str, ...] | list[str] = (),
+    audience: str | None = None,
+    transcripts: TranscriptQuerySet | None = None,
+    chunk_size: int = CHUNK_SIZE,
+) -> DatasetExport:
+    """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
+
+    ``spec`` None keeps each transcript's own spec. ``statuses`` keeps only those review
+    states. ``transcripts`` narrows the selection further (any QuerySet of the dataset's
+    transcripts: that is where label filters plug in).
+    """
+    if spec is not None and spec not in formats.SPEC_IDS:
+        raise InvalidContent(
+            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            code="unknown-spec",
+        )
+    try:
+        format = Format(format)
+    except ValueError:
+        raise InvalidContent(
+            f"Unknown export format {format!r}; expected jsonl or messages.", code="invalid-request"
+        ) from None
+    unknown = set(statuses) - set(Status.values)
+    if unknown:
+        raise InvalidContent(
+            f"Unknown status {', '.join(sorted(unknown))}; expected one of: "
+            f"{', '.join(Status.values)}.",
+            code="invalid-request",
+        )
+    selection = (Transcript.objects.all() if transcripts is None else transcripts).filter(
+        dataset=dataset
+    )
+    return DatasetExport(
+        selection.with_status(*statuses),
+        spec=spec,
+        format=format,
+        audience=audience,
+        chunk_size=chunk_size,
+    )

@@ -1,0 +1,634 @@
+"""Importing transcripts: one function, ``import_transcripts``, for the UI, the API and the
+``import_transcripts`` management command.
+
+What it reads (``kind="auto"`` tells them apart; see docs/storage.md):
+
+* one transcript file: text in any text spec, or one JSON document in any JSON spec, or one
+  JSON *envelope* ``{"text" | "document", "spec"?, "id"?, "title"?, "metadata"?}``;
+* a JSONL file (``.jsonl`` / ``.ndjson``, or any file whose first line is a whole JSON
+  value and which has more lines): one envelope or one bare JSON-spec document per line;
+* a zip archive or a folder: every file in it is one transcript, except ``.jsonl`` /
+  ``.ndjson`` members, which are read line by line.
+
+What fails an item (it is *unreadable*): bytes that are not UTF-8, a JSONL line that is not
+JSON or not an object, an envelope field of the wrong type, an unknown spec id, a spec that
+is not given and cannot be detected, a parse that yields no message at all and reports an
+error, text the database cannot store (NUL, lone surrogates, over-long fields), an id seen
+twice in the same import, an id held by a deleted transcript. A transcript that parses with
+errors but yields messages is *readable*: it is imported as a draft with its diagnostics.
+
+All or nothing by default: one transaction; one failed item rolls everything back and
+``ImportRejected`` carries the report (every failed item with its line and reason).
+``partial=True`` imports every readable item and reports the rest.
+
+Idempotent by external id (the envelope's ``id``, a bare document's top-level ``id``, or a
+file's path inside the zip/folder, or its name): an item whose id exists in the dataset
+updates it through ``save_transcript`` (a revision) or is skipped, as ``on_conflict`` says;
+identical content is skipped without a revision either way. Items without an id are always
+created.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from itertools import chain
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from django.db import IntegrityError, transaction
+
+from editor.models import Dataset, RevisionKind, Transcript
+from editor.storage import (
+    BATCH_SIZE,
+    TITLE_LENGTH,
+    InvalidContent,
+    NewTranscript,
+    NotAllowed,
+    StorageError,
+    TranscriptContent,
+    check_storable,
+    create_transcripts,
+    save_transcript,
+)
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+ZIP_MAGIC = b"PK\x03\x04"
+# One transcript is read whole; anything bigger than this is not one transcript.
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+# In all-or-nothing mode reading goes on after a failure (nothing more is written) so that
+# the report names every bad item, up to this many.
+MAX_REPORTED_FAILURES = 1000
+
+
+class OnConflict(StrEnum):
+    UPDATE = "update"
+    SKIP = "skip"
+
+
+class Action(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+
+
+class Kind(StrEnum):
+    AUTO = "auto"
+    FILE = "file"
+    JSONL = "jsonl"
+    ZIP = "zip"
+    FOLDER = "folder"
+
+
+@dataclass(slots=True)
+class ImportItem:
+    """What happened to one item: where it was, what it became, or why it failed."""
+
+    location: str  # "data.jsonl:12", "batch.zip:chats/a.txt", "sample.txt"
+    external_id: str = ""
+    spec: str | None = None
+    error_count: int = 0
+    warning_count: int = 0
+    action: str = ""
+    message: str = ""
+    transcript_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "location": self.location,
+            "external_id": self.external_id,
+            "spec": self.spec,
+            "error_count": self.error_count,
+            "warning_count": self.warning_count,
+            "action": self.action,
+            "message": self.message,
+            "transcript_id": self.transcript_id,
+        }
+
+
+@dataclass
+class ImportReport:
+    partial: bool = False
+    committed: bool = False
+    items: list[ImportItem] = field(default_factory=list)
+    bytes_read: int = 0
+    bytes_total: int | None = None  # None when reading a stream of unknown length
+    _counts: Counter = field(default_factory=Counter, repr=False)
+
+    def record(self, item: ImportItem, action: Action, message: str = "") -> None:
+        if item.action:
+            self._counts[item.action] -= 1
+        item.action = action
+        item.message = message
+        self._counts[action] += 1
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {action.value: self._counts[action] for action in Action}
+
+    @property
+    def failed(self) -> int:
+        return self._counts[Action.FAILED]
+
+    @property
+    def failures(self) -> list[ImportItem]:
+        return [item for item in self.items if item.action == Action.FAILED]
+
+    def summary(self) -> str:
+        counts = self.counts
+        state = "imported" if self.committed else "nothing imported"
+        return (
+            f"{state}: {counts['created']} created, {counts['updated']} updated, "
+            f"{counts['skipped']} skipped, {counts['failed']} failed"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partial": self.partial,
+            "committed": self.committed,
+            "counts": self.counts,
+            "bytes_read": self.bytes_read,
+            "bytes_total": self.bytes_total,
+            "items": [item.to_dict() for item in self.items],
+        }
+
+
+class ImportRejected(StorageError):
+    """An all-or-nothing import found unreadable items and wrote nothing."""
+
+    code = "import-rejected"
+    status = 422
+
+    def __init__(self, report: ImportReport):
+        failures = report.failures
+        first = failures[0]
+        super().__init__(
+            f"Nothing was imported: {len(failures)} item(s) could not be read; "
+            f"first: {first.location}: {first.message}",
+            details=report.to_dict(),
+        )
+        self.report = report
+
+
+ProgressCallback = Callable[[ImportReport], None]
+
+
+def import_transcripts(
+    source: str | os.PathLike | IO[bytes] | bytes,
+    *,
+    dataset: Dataset,
+    author=None,
+    spec: str | None = None,
+    on_conflict: OnConflict | str = OnConflict.UPDATE,
+    partial: bool = False,
+    kind: Kind | str = Kind.AUTO,
+    name: str | None = None,
+    progress: ProgressCallback | None = None,
+    batch_size: int = BATCH_SIZE,
+) -> ImportReport:
+    """Import every transcript in ``source`` into ``dataset`` and report on each.
+
+    ``source`` is a path (file or folder), a binary file object (an upload, stdin) or bytes;
+    ``name`` is its file name when it is not a path (used to recognise ``.jsonl`` and as the
+    external id of a single file). ``spec`` is used for items that do not name theirs
+    (detected otherwise). ``author`` None is the system (a management command); a user must
+    be able to edit the dataset. ``progress`` is called with the report after each batch.
+
+    Raises ``ImportRejected`` (all-or-nothing mode, some item unreadable: nothing written)
+    and ``NotAllowed``; otherwise returns the report.
+    """
+    if author is not None and not dataset.can_edit(author):
+        raise NotAllowed("You may not import into this dataset.")
+    try:
+        on_conflict = OnConflict(on_conflict)
+        kind = Kind(kind)
+    except ValueError as error:
+        raise InvalidContent(str(error), code="invalid-request") from None
+    report = ImportReport(partial=partial)
+    importer = _Importer(dataset, author, spec, on_conflict, partial, report, progress, batch_size)
+    with _open_source(source, kind, name, report) as candidates:
+        if partial:
+            importer.run(candidates)
+        else:
+            with transaction.atomic():
+                importer.run(candidates)
+                if report.failed:
+                    _mark_rolled_back(report)
+                    raise ImportRejected(report)
+    report.committed = True
+    if progress is not None:
+        progress(report)
+    return report
+
+
+def _mark_rolled_back(report: ImportReport) -> None:
+    for item in report.items:
+        if item.action in (Action.CREATED, Action.UPDATED):
+            report.record(
+                item, Action.SKIPPED, "not imported: another item failed (all-or-nothing import)"
+            )
+            item.transcript_id = None
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One item as read from the input, before parsing."""
+
+    location: str
+    text: str = ""
+    spec: str | None = None
+    external_id: str = ""
+    title: str = ""
+    metadata: dict = field(default_factory=dict)
+    error: str = ""  # why the item could not even be read
+    fallback_title: str = ""  # a file's name, used when nothing better names the item
+
+
+@contextmanager
+def _open_source(
+    source, kind: Kind, name: str | None, report: ImportReport
+) -> Iterator[Iterator[Candidate]]:
+    """The candidates of ``source``; closes whatever was opened to read them."""
+    with ExitStack() as opened:
+        yield _candidates(source, kind, name, report, opened)
+
+
+def _candidates(source, kind: Kind, name: str | None, report: ImportReport, opened: ExitStack):
+    if isinstance(source, bytes):
+        source = io.BytesIO(source)
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir() and kind in (Kind.AUTO, Kind.FOLDER):
+            return _read_folder(path, report)
+        if not path.is_file():
+            raise InvalidContent(f"{path} is neither a file nor a folder.", code="not-found")
+        name = name or path.name
+        stream = opened.enter_context(path.open("rb"))
+        report.bytes_total = path.stat().st_size
+    else:
+        stream = source
+        name = name or os.path.basename(getattr(stream, "name", "") or "")
+        report.bytes_total = getattr(stream, "size", None)
+    head = _peek(stream, len(ZIP_MAGIC)) if kind == Kind.AUTO else b""
+    if kind == Kind.ZIP or (kind == Kind.AUTO and head.startswith(ZIP_MAGIC)):
+        if not stream.seekable():  # stdin: zipfile needs to seek
+            spool = opened.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (closed by `opened`)
+            shutil.copyfileobj(stream, spool)
+            spool.seek(0)
+            stream = spool
+        try:
+            archive = opened.enter_context(zipfile.ZipFile(stream))
+        except zipfile.BadZipFile as error:
+            raise InvalidContent(
+                f"Not a readable zip archive: {error}.", code="bad-archive"
+            ) from None
+        return _read_zip(archive, name, report)
+    if kind == Kind.JSONL or (kind == Kind.AUTO and name.lower().endswith(JSONL_SUFFIXES)):
+        return _read_jsonl(stream, name or "<stdin>", report)
+    first = stream.readline()
+    if kind == Kind.AUTO and _looks_like_jsonl(first, stream):
+        return _read_jsonl(chain([first], stream), name or "<stdin>", report)
+    rest = stream.read(MAX_TRANSCRIPT_BYTES + 1 - len(first))
+    return iter([_file_candidate(first + rest, name, report, external_id=name)])
+
+
+def _peek(stream: IO[bytes], size: int) -> bytes:
+    if hasattr(stream, "peek"):
+        return stream.peek(size)[:size]
+    if stream.seekable():
+        position = stream.tell()
+        head = stream.read(size)
+        stream.seek(position)
+        return head
+    return b""
+
+
+def _looks_like_jsonl(first_line: bytes, stream: IO[bytes]) -> bool:
+    """A first line that is a whole JSON object followed by more lines: JSONL.
+
+    A pretty-printed JSON document fails the first test, a text transcript both.
+    """
+    try:
+        value = json.loads(first_line)
+    except ValueError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    return bool(_peek(stream, 1).strip() or (stream.seekable() and _rest_is_not_blank(stream)))
+
+
+def _rest_is_not_blank(stream: IO[bytes]) -> bool:
+    position = stream.tell()
+    rest = stream.read(4096)
+    stream.seek(position)
+    return bool(rest.strip())
+
+
+def _read_jsonl(lines: Iterable[bytes], name: str, report: ImportReport) -> Iterator[Candidate]:
+    for number, raw in enumerate(lines, start=1):
+        report.bytes_read += len(raw)
+        if not raw.strip():
+            continue
+        location = f"{name}:{number}"
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            yield Candidate(location, error=f"line {number} is not UTF-8 text (byte {error.start})")
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as error:
+            yield Candidate(location, error=f"line {number} is not valid JSON: {error}")
+            continue
+        yield _candidate_from_json(value, line, location)
+
+
+def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
+    """An envelope ``{"text"|"document", …}`` or a bare JSON-spec document."""
+    if not isinstance(value, dict):
+        return Candidate(location, error="expected a JSON object (a transcript or an envelope)")
+    if "text" not in value and "document" not in value:
+        return Candidate(location, text=text, external_id=_id_of(value.get("id")))
+    if "text" in value and "document" in value:
+        return Candidate(location, error='give "text" or "document", not both')
+    if "text" in value:
+        if not isinstance(value["text"], str):
+            return Candidate(location, error='"text" must be a string')
+        body = value["text"]
+    else:
+        body = json.dumps(value["document"], ensure_ascii=False)
+    spec, title, metadata = value.get("spec"), value.get("title", ""), value.get("metadata")
+    metadata = {} if metadata is None else metadata
+    if spec is not None and not isinstance(spec, str):
+        return Candidate(location, error='"spec" must be a string')
+    if not isinstance(title, str):
+        return Candidate(location, error='"title" must be a string')
+    if not isinstance(metadata, dict):
+        return Candidate(location, error='"metadata" must be an object')
+    if value.get("id") is not None and not _id_of(value["id"]):
+        return Candidate(location, error='"id" must be a string or an integer')
+    return Candidate(
+        location,
+        text=body,
+        spec=spec,
+        external_id=_id_of(value.get("id")),
+        title=title,
+        metadata=metadata,
+    )
+
+
+def _id_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return ""
+    if isinstance(value, (str, int)):
+        return str(value)
+    return ""
+
+
+def _file_candidate(
+    data: bytes, location: str, report: ImportReport, *, external_id: str
+) -> Candidate:
+    """One file holding one transcript (text, a JSON document or an envelope)."""
+    location = location or "<stdin>"
+    report.bytes_read += len(data)
+    fallback_title = PurePosixPath(location).stem if external_id else ""
+    if len(data) > MAX_TRANSCRIPT_BYTES:
+        return Candidate(
+            location, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return Candidate(location, error=f"not UTF-8 text (byte {error.start})")
+    text = text.removeprefix("\ufeff")  # a byte order mark is an encoding artefact, not content
+    if text.lstrip().startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None  # not JSON after all: a text spec, or a JSON spec with errors
+        if isinstance(value, dict) and ("text" in value or "document" in value):
+            candidate = _candidate_from_json(value, text, location)
+            candidate.external_id = candidate.external_id or external_id
+            candidate.fallback_title = fallback_title
+            return candidate
+        if isinstance(value, dict):
+            external_id = _id_of(value.get("id")) or external_id
+    return Candidate(location, text=text, external_id=external_id, fallback_title=fallback_title)
+
+
+def _members(names: Iterable[str]) -> list[str]:
+    """Transcript files of an archive or folder, in name order; no hidden or macOS files."""
+    return sorted(
+        name
+        for name in names
+        if not name.endswith("/")
+        and not name.startswith("__MACOSX/")
+        and not any(part.startswith(".") for part in PurePosixPath(name).parts)
+    )
+
+
+def _read_zip(archive: zipfile.ZipFile, name: str, report: ImportReport) -> Iterator[Candidate]:
+    infos = {info.filename: info for info in archive.infolist()}
+    members = _members(infos)
+    report.bytes_total = sum(infos[m].file_size for m in members)
+    for member in members:
+        location = f"{name}:{member}" if name else member
+        if member.lower().endswith(JSONL_SUFFIXES):
+            with archive.open(member) as lines:
+                yield from _read_jsonl(lines, location, report)
+        elif infos[member].file_size > MAX_TRANSCRIPT_BYTES:
+            report.bytes_read += infos[member].file_size
+            yield Candidate(
+                location, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
+            )
+        else:
+            candidate = _file_candidate(archive.read(member), member, report, external_id=member)
+            candidate.location = location
+            yield candidate
+
+
+def _read_folder(folder: Path, report: ImportReport) -> Iterator[Candidate]:
+    files = {
+        path.relative_to(folder).as_posix(): path for path in folder.rglob("*") if path.is_file()
+    }
+    members = _members(files)
+    report.bytes_total = sum(files[m].stat().st_size for m in members)
+    for member in members:
+        path = files[member]
+        if member.lower().endswith(JSONL_SUFFIXES):
+            with path.open("rb") as lines:
+                yield from _read_jsonl(lines, member, report)
+        elif path.stat().st_size > MAX_TRANSCRIPT_BYTES:
+            report.bytes_read += path.stat().st_size
+            yield Candidate(
+                member, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
+            )
+        else:
+            yield _file_candidate(path.read_bytes(), member, report, external_id=member)
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+class _Importer:
+    def __init__(self, dataset, author, spec, on_conflict, partial, report, progress, batch_size):
+        self.dataset = dataset
+        self.author = author
+        self.spec = spec
+        self.on_conflict = on_conflict
+        self.partial = partial
+        self.report = report
+        self.progress = progress
+        self.batch_size = batch_size
+        self.seen_ids: dict[str, str] = {}  # external id -> where it was first seen
+
+    def run(self, candidates: Iterable[Candidate]) -> None:
+        batch: list[tuple[ImportItem, NewTranscript]] = []
+        for candidate in candidates:
+            item = ImportItem(candidate.location, external_id=candidate.external_id)
+            self.report.items.append(item)
+            new = self._prepare(candidate, item)
+            rejected = not self.partial and self.report.failed > 0
+            if new is None or rejected:
+                if rejected and self.report.failed >= MAX_REPORTED_FAILURES:
+                    return
+                continue
+            batch.append((item, new))
+            if len(batch) >= self.batch_size:
+                self._write(batch)
+                batch = []
+                if self.progress is not None:
+                    self.progress(self.report)
+        if batch and (self.partial or not self.report.failed):
+            self._write(batch)
+
+    def _prepare(self, candidate: Candidate, item: ImportItem) -> NewTranscript | None:
+        """Parse and check one item; None (the item marked failed) when it is unreadable."""
+        if candidate.error:
+            return self._fail(item, candidate.error)
+        if candidate.external_id:
+            first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
+            if first_seen != candidate.location:
+                return self._fail(
+                    item, f"id {candidate.external_id!r} already used at {first_seen}"
+                )
+        try:
+            content = TranscriptContent.from_text(candidate.text, candidate.spec or self.spec)
+            item.spec = content.spec
+            item.error_count = content.error_count
+            item.warning_count = content.warning_count
+            if content.is_unreadable():
+                return self._fail(item, f"no message could be read: {content.first_error()}")
+            new = NewTranscript(
+                content,
+                title=candidate.title or _default_title(content, candidate.fallback_title),
+                metadata=candidate.metadata,
+                external_id=candidate.external_id,
+            )
+            check_storable(
+                content, title=new.title, metadata=new.metadata, external_id=new.external_id
+            )
+        except StorageError as error:
+            return self._fail(item, error.message)
+        return new
+
+    def _fail(self, item: ImportItem, message: str) -> None:
+        self.report.record(item, Action.FAILED, message)
+
+    def _write(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+        ids = [new.external_id for _, new in batch if new.external_id]
+        existing = {
+            t.external_id: t
+            for t in Transcript.all_objects.filter(dataset=self.dataset, external_id__in=ids)
+            .select_related("dataset")
+            .with_messages()
+        }
+        to_create = []
+        for item, new in batch:
+            current = existing.get(new.external_id) if new.external_id else None
+            if current is None:
+                to_create.append((item, new))
+            else:
+                self._update(item, new, current)
+        if to_create:
+            self._create(to_create)
+
+    def _create(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+        try:
+            with transaction.atomic():
+                created = create_transcripts(
+                    self.dataset,
+                    [new for _, new in batch],
+                    author=self.author,
+                    kind=RevisionKind.IMPORT,
+                    note="imported",
+                )
+        except IntegrityError:
+            # Only a concurrent import of the same ids can get here (ids were looked up).
+            for item, _ in batch:
+                self._fail(
+                    item, "another import created a transcript with this id meanwhile; retry"
+                )
+            return
+        for (item, _), transcript in zip(batch, created, strict=True):
+            self.report.record(item, Action.CREATED)
+            item.transcript_id = transcript.pk
+
+    def _update(self, item: ImportItem, new: NewTranscript, current: Transcript) -> None:
+        item.transcript_id = current.pk
+        if current.is_deleted:
+            self._fail(item, "a deleted transcript has this id; undelete it or give another id")
+            return
+        if (
+            new.content.same_as(current)
+            and new.title == current.title
+            and new.metadata == current.metadata
+        ):
+            self.report.record(item, Action.SKIPPED, "unchanged")
+            return
+        if self.on_conflict == OnConflict.SKIP:
+            self.report.record(item, Action.SKIPPED, "exists (on-conflict: skip)")
+            return
+        try:
+            save_transcript(
+                current,
+                expected_version=current.version,
+                author=self.author,
+                text=new.content.source_text,
+                spec=new.content.spec,
+                title=new.title,
+                metadata=new.metadata,
+                note="re-imported",
+                kind=RevisionKind.IMPORT,
+            )
+        except StorageError as error:
+            self._fail(item, error.message)
+            return
+        self.report.record(item, Action.UPDATED)
+
+
+def _default_title(content: TranscriptContent, fallback: str) -> str:
+    """The header's title, else the file name, else the first line of the first user message."""
+    header_title = content.canonical.header.get("title")
+    if isinstance(header_title, str) and header_title.strip():
+        return header_title.strip()[:TITLE_LENGTH]
+    if fallback:
+        return fallback[:TITLE_LENGTH]
+    for message in content.canonical.messages:
+        if message.role == "user" and message.content.strip():
+            first_line = message.content.strip().splitlines()[0]
+            return first_line if len(first_line) <= 80 else first_line[:79] + "…"
+    return ""

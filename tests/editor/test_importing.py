@@ -1,0 +1,305 @@
+"""import_transcripts: every input shape, atomicity, partial imports, idempotence."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from editor.importing import Action, ImportRejected, import_transcripts
+from editor.models import Message, Revision, Transcript
+from editor.storage import NotAllowed, delete_transcript
+from tests.editor.samples import conversation, demo_texts, readable_specs
+
+pytestmark = pytest.mark.django_db
+
+
+def envelope(external_id, text=None, spec="openchatml-2.2", **extra) -> str:
+    line = {"id": external_id, "spec": spec, "text": text or conversation(spec), **extra}
+    return json.dumps(line)
+
+
+def jsonl(*lines: str) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def nothing_written() -> bool:
+    return not (
+        Transcript.all_objects.exists() or Message.objects.exists() or Revision.objects.exists()
+    )
+
+
+def test_jsonl_envelopes(dataset, curator):
+    data = jsonl(
+        envelope("a", title="First", metadata={"lang": "en"}),
+        envelope("b", conversation("chatml"), spec="chatml"),
+        json.dumps({"id": "c", "document": json.loads(conversation("sharegpt"))}),
+    )
+    report = import_transcripts(data, dataset=dataset, author=curator, name="chats.jsonl")
+
+    assert report.committed
+    assert report.counts == {"created": 3, "updated": 0, "skipped": 0, "failed": 0}
+    assert [i.location for i in report.items] == ["chats.jsonl:1", "chats.jsonl:2", "chats.jsonl:3"]
+    a, b, c = Transcript.objects.order_by("external_id")
+    assert (a.title, a.metadata, a.spec, a.created_by) == (
+        "First",
+        {"lang": "en"},
+        "openchatml-2.2",
+        curator,
+    )
+    assert a.source_text == conversation()
+    assert b.spec == "chatml" and len(b.canonical().messages) == 4
+    assert c.spec == "sharegpt" and c.title == "Question 0?"
+    assert a.revisions.get().kind == "import"
+
+
+def test_bare_json_documents_per_line_are_detected(dataset):
+    lines = [json.dumps(json.loads(conversation(spec))) for spec in ("openai-messages", "sharegpt")]
+    report = import_transcripts(jsonl(*lines), dataset=dataset, name="docs.jsonl")
+    assert [i.spec for i in report.items] == ["openai-messages", "sharegpt"]
+    assert Transcript.objects.count() == 2
+
+
+def test_a_bad_line_in_the_middle_writes_nothing(dataset):
+    data = jsonl(
+        envelope("a"),
+        envelope("b"),
+        '{"id": "c", "text": ',  # cut off
+        envelope("d"),
+        envelope("e", "just prose", spec="chatml"),
+    )
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(data, dataset=dataset, name="x.jsonl", batch_size=2)
+
+    report = caught.value.report
+    assert nothing_written()
+    assert not report.committed
+    assert caught.value.code == "import-rejected"
+    failed = {i.location: i.message for i in report.failures}
+    assert list(failed) == ["x.jsonl:3", "x.jsonl:5"]
+    assert "not valid JSON" in failed["x.jsonl:3"]
+    assert "E-PARSE-EMPTY" in failed["x.jsonl:5"]
+    assert report.counts["created"] == 0
+    assert "x.jsonl:3" in caught.value.message
+
+
+def test_partial_import_keeps_the_good_items(dataset):
+    data = jsonl(envelope("a"), "[1, 2]", envelope("c"), b"\xff\xfe".decode("latin-1"))
+    data = data.replace("ÿþ".encode(), b"\xff\xfe")
+    report = import_transcripts(data, dataset=dataset, name="x.jsonl", partial=True)
+
+    assert report.committed
+    assert report.counts == {"created": 2, "updated": 0, "skipped": 0, "failed": 2}
+    assert {i.location: i.action for i in report.items}["x.jsonl:4"] == Action.FAILED
+    assert "not UTF-8" in report.items[3].message
+    assert sorted(Transcript.objects.values_list("external_id", flat=True)) == ["a", "c"]
+
+
+def test_parse_errors_are_imported_as_drafts_with_diagnostics(dataset):
+    truncated = (
+        "<|start|>user<|message|>hi<|end|>\n<|start|>assistant<|channel|>final<|message|>Half"
+    )
+    report = import_transcripts(jsonl(envelope("t", truncated)), dataset=dataset, name="x.jsonl")
+    item = report.items[0]
+    assert item.action == Action.CREATED and item.error_count >= 1
+    transcript = Transcript.objects.get()
+    assert transcript.status == "draft"
+    assert transcript.error_count == item.error_count
+    assert transcript.source_text == truncated
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"id": "x", "text": "hello"}', "could not be detected"),
+        (
+            '{"id": "x", "text": "<|start|>user<|message|>hi<|end|>", "spec": "nope"}',
+            "Unknown spec",
+        ),
+        ('{"id": "x", "text": 3}', '"text" must be a string'),
+        ('{"id": "x", "text": "a", "document": {}}', "not both"),
+        ('{"id": ["x"], "text": "a"}', '"id" must be'),
+        ('{"id": "x", "text": "<|start|>user<|message|>hi<|end|>", "metadata": []}', "metadata"),
+        ('{"id": "x", "text": "<|start|>user<|message|>a\\u0000b<|end|>"}', "NUL"),
+        ('"a string"', "expected a JSON object"),
+        ('{"unknown": "shape"}', "could not be detected"),
+    ],
+)
+def test_unreadable_items_say_why(dataset, line, reason):
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(jsonl(line), dataset=dataset, name="x.jsonl")
+    assert reason in caught.value.report.items[0].message
+    assert nothing_written()
+
+
+def test_reimport_is_idempotent(dataset, curator):
+    data = jsonl(envelope("a"), envelope("b"))
+    import_transcripts(data, dataset=dataset, name="x.jsonl")
+
+    again = import_transcripts(data, dataset=dataset, author=curator, name="x.jsonl")
+
+    assert again.counts == {"created": 0, "updated": 0, "skipped": 2, "failed": 0}
+    assert {i.message for i in again.items} == {"unchanged"}
+    assert Revision.objects.count() == 2
+    assert set(Transcript.objects.values_list("version", flat=True)) == {1}
+
+
+def test_reimport_updates_changed_items_with_a_revision(dataset, curator):
+    import_transcripts(jsonl(envelope("a"), envelope("b")), dataset=dataset, name="x.jsonl")
+    changed = jsonl(envelope("a", conversation(turns=3)), envelope("b", title="Renamed"))
+
+    report = import_transcripts(changed, dataset=dataset, author=curator, name="x.jsonl")
+
+    assert report.counts["updated"] == 2
+    a = Transcript.objects.get(external_id="a")
+    assert (a.version, len(a.canonical().messages), a.source_text) == (2, 6, conversation(turns=3))
+    assert a.revisions.get(number=2).note == "re-imported"
+    assert Transcript.objects.get(external_id="b").title == "Renamed"
+
+
+def test_reimport_can_skip_existing_items(dataset):
+    import_transcripts(jsonl(envelope("a")), dataset=dataset, name="x.jsonl")
+    report = import_transcripts(
+        jsonl(envelope("a", conversation(turns=3)), envelope("b")),
+        dataset=dataset,
+        name="x.jsonl",
+        on_conflict="skip",
+    )
+    assert [i.action for i in report.items] == [Action.SKIPPED, Action.CREATED]
+    assert Transcript.objects.get(external_id="a").version == 1
+
+
+def test_the_same_id_twice_in_one_import_fails(dataset):
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(jsonl(envelope("a"), envelope("a")), dataset=dataset, name="x.jsonl")
+    assert "already used at x.jsonl:1" in caught.value.report.items[1].message
+
+
+def test_an_id_held_by_a_deleted_transcript_fails(dataset):
+    import_transcripts(jsonl(envelope("a")), dataset=dataset, name="x.jsonl")
+    delete_transcript(Transcript.objects.get(), author=None)
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(
+            jsonl(envelope("a", conversation(turns=3))), dataset=dataset, name="x.jsonl"
+        )
+    assert "deleted" in caught.value.report.items[0].message
+
+
+@pytest.mark.parametrize("spec", readable_specs())
+def test_a_single_file_in_any_spec(dataset, tmp_path, spec):
+    path = tmp_path / f"sample-{spec}.txt"
+    path.write_bytes(demo_texts()[spec].encode())
+
+    report = import_transcripts(path, dataset=dataset)
+
+    assert [(i.spec, i.action) for i in report.items] == [(spec, Action.CREATED)]
+    transcript = Transcript.objects.get()
+    assert transcript.source_text == demo_texts()[spec]
+    # A JSON document's own top-level id names it; otherwise the file name does.
+    document_id = _top_level_id(demo_texts()[spec])
+    assert transcript.external_id == (document_id or path.name)
+    assert transcript.title == path.stem
+
+
+def _top_level_id(text: str) -> str | None:
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return None
+    return document.get("id") if isinstance(document, dict) else None
+
+
+def test_a_single_json_envelope_file(dataset):
+    data = json.dumps({"text": conversation(), "title": "One", "id": "one"}).encode()
+    report = import_transcripts(data, dataset=dataset, name="one.json")
+    assert report.items[0].external_id == "one"
+    assert Transcript.objects.get().title == "One"
+
+
+def test_a_zip_of_files_and_jsonl(dataset, curator):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("chats/a.txt", conversation())
+        archive.writestr("chats/b.json", conversation("openai-messages"))
+        archive.writestr("more.jsonl", jsonl(envelope("c"), envelope("d")))
+        archive.writestr("__MACOSX/chats/._a.txt", b"\x00junk")
+        archive.writestr("chats/.hidden", b"junk")
+    buffer.seek(0)
+
+    report = import_transcripts(buffer, dataset=dataset, author=curator, name="batch.zip")
+
+    assert [(i.location, i.external_id) for i in report.items] == [
+        ("batch.zip:chats/a.txt", "chats/a.txt"),
+        ("batch.zip:chats/b.json", "chats/b.json"),
+        ("batch.zip:more.jsonl:1", "c"),
+        ("batch.zip:more.jsonl:2", "d"),
+    ]
+    assert Transcript.objects.count() == 4
+    assert report.bytes_total == report.bytes_read
+
+
+def test_a_folder(dataset, tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text(conversation())
+    (tmp_path / "b.txt").write_text(conversation("chatml"))
+    report = import_transcripts(tmp_path, dataset=dataset)
+    assert [i.external_id for i in report.items] == ["b.txt", "sub/a.txt"]
+    assert report.counts["created"] == 2
+
+
+class Unseekable(io.RawIOBase):
+    """A pipe: read once, no seeking (like standard input)."""
+
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        chunk = self._data.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def test_jsonl_is_recognised_on_an_unnamed_stream(dataset):
+    stream = io.BufferedReader(Unseekable(jsonl(envelope("a"), envelope("b"))))
+    report = import_transcripts(stream, dataset=dataset)
+    assert [i.location for i in report.items] == ["<stdin>:1", "<stdin>:2"]
+
+
+def test_a_zip_on_an_unseekable_stream(dataset):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("a.txt", conversation())
+    report = import_transcripts(io.BufferedReader(Unseekable(buffer.getvalue())), dataset=dataset)
+    assert report.counts["created"] == 1
+
+
+def test_progress_is_reported_per_batch(dataset):
+    seen = []
+    import_transcripts(
+        jsonl(*(envelope(str(n)) for n in range(5))),
+        dataset=dataset,
+        name="x.jsonl",
+        batch_size=2,
+        progress=lambda report: seen.append((sum(report.counts.values()), report.bytes_read)),
+    )
+    assert [done for done, _ in seen] == [2, 4, 5]
+    assert seen[-1][1] == len(jsonl(*(envelope(str(n)) for n in range(5))))
+
+
+def test_only_editors_may_import(dataset, viewer):
+    with pytest.raises(NotAllowed):
+        import_transcripts(jsonl(envelope("a")), dataset=dataset, author=viewer, name="x.jsonl")
+    assert nothing_written()
+
+
+def test_import_report_serialises(dataset):
+    report = import_transcripts(jsonl(envelope("a")), dataset=dataset, name="x.jsonl")
+    data = report.to_dict()
+    assert data["counts"]["created"] == 1
+    assert data["items"][0]["transcript_id"] == Transcript.objects.get().pk
+    json.dumps(data)
