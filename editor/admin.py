@@ -1,0 +1,107 @@
+"""Admin pages: browse and fix datasets and memberships; inspect transcripts and history.
+
+Transcript content is read-only here: every change must go through ``editor.storage``
+(version check, revision), which the admin's plain ``save()`` would bypass.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from editor.models import Dataset, Membership, Message, Revision, Transcript
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "default_spec", "transcript_count", "created_at"]
+    list_filter = ["default_spec"]
+    search_fields = ["name", "slug", "description"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).with_transcript_counts()
+
+    @admin.display(ordering="transcript_count", description="Transcripts")
+    def transcript_count(self, dataset: Dataset) -> int:
+        return dataset.transcript_count
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "dataset", "role", "created_at"]
+    list_filter = ["role", "dataset"]
+    search_fields = ["user__username", "dataset__slug"]
+    autocomplete_fields = ["user", "dataset"]
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    extra = 0
+    can_delete = False
+    fields = ["index", "role", "channel", "recipient", "name", "call_id", "end", "content"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class RevisionInline(admin.TabularInline):
+    model = Revision
+    extra = 0
+    can_delete = False
+    fields = ["number", "kind", "author", "created_at", "note"]
+    readonly_fields = fields
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+READ_ONLY_TRANSCRIPT_FIELDS = [
+    "spec", "header", "attrs", "source_text", "source_is_exact", "version", "diagnostics",
+    "error_count", "warning_count", "deleted_at", "deleted_by", "created_at", "updated_at",
+    "created_by", "updated_by",
+]  # fmt: skip
+
+
+@admin.register(Transcript)
+class TranscriptAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__", "dataset", "spec", "status", "version", "error_count", "warning_count",
+        "is_deleted", "updated_at",
+    ]  # fmt: skip
+    list_filter = ["dataset", "spec", "status", ("deleted_at", admin.EmptyFieldListFilter)]
+    search_fields = ["title", "external_id"]
+    list_select_related = ["dataset"]
+    readonly_fields = READ_ONLY_TRANSCRIPT_FIELDS
+    inlines = [MessageInline, RevisionInline]
+
+    def get_queryset(self, request):
+        # Deleted transcripts too: the admin is where one looks for them.
+        return Transcript.all_objects.select_related("dataset")
+
+    @admin.display(boolean=True, description="Deleted")
+    def is_deleted(self, transcript: Transcript) -> bool:
+        return transcript.is_deleted
+
+
+@admin.register(Revision)
+class RevisionAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "number", "kind", "author", "created_at", "note"]
+    list_filter = ["kind"]
+    search_fields = ["transcript__title", "transcript__external_id", "note"]
+    list_select_related = ["transcript", "author"]
+    readonly_fields = ["transcript", "number", "kind", "author", "created_at", "note", "snapshot"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
