@@ -32,7 +32,9 @@ CODE = '''def merge(a, b):
             out.append(b[j]); j += 1
     return out + a[i:] + b[j:]
 '''
-ANALYSIS = "Need the weather first; then compare with last week's average (x < y?) before answering. "
+ANALYSIS = (
+    "Need the weather first; then compare with last week's average (x < y?) before answering. "
+)
 
 
 def build_messages(target_chars: int, seed: int = 7) -> list[dict]:
@@ -46,7 +48,10 @@ def build_messages(target_chars: int, seed: int = 7) -> list[dict]:
         call_id = f"c{turn}"
         city = rng.choice(["Tokyo", "Lima", "Oslo", "Nairobi", "Québec"])
         turn_messages = [
-            {"role": "user", "content": PROSE * rng.randint(1, 6) + "Also:\n```python\n" + CODE + "```"},
+            {
+                "role": "user",
+                "content": PROSE * rng.randint(1, 6) + "Also:\n```python\n" + CODE + "```",
+            },
             {"role": "assistant", "channel": "analysis", "content": ANALYSIS * rng.randint(2, 12)},
             {
                 "role": "assistant",
@@ -54,7 +59,9 @@ def build_messages(target_chars: int, seed: int = 7) -> list[dict]:
                 "recipient": "functions.get_weather",
                 "call_id": call_id,
                 "constrain": "json",
-                "content": json.dumps({"location": city, "unit": "celsius", "days": rng.randint(1, 7)}),
+                "content": json.dumps(
+                    {"location": city, "unit": "celsius", "days": rng.randint(1, 7)}
+                ),
                 "end": "call",
             },
             {
@@ -66,8 +73,13 @@ def build_messages(target_chars: int, seed: int = 7) -> list[dict]:
                 "content": json.dumps(
                     {
                         "ok": True,
-                        "content": {"forecast": [{"day": d, "c": rng.randint(-5, 35)} for d in range(7)]},
-                        "provenance": {"source": "https://weather.example/api", "timestamp": "2025-08-08"},
+                        "content": {
+                            "forecast": [{"day": d, "c": rng.randint(-5, 35)} for d in range(7)]
+                        },
+                        "provenance": {
+                            "source": "https://weather.example/api",
+                            "timestamp": "2025-08-08",
+                        },
                     }
                 ),
             },
@@ -95,7 +107,9 @@ def to_ocm22(messages: list[dict]) -> str:
                 head += f" {attr}={m[key]}"
         channel = f"<|channel|>{m['channel']}" if "channel" in m else ""
         constrain = f"<|constrain|>{m['constrain']}" if "constrain" in m else ""
-        out.append(f"<|start|>{head}{channel}{constrain}<|message|>{m['content']}{ends[m['end']]}\n")
+        out.append(
+            f"<|start|>{head}{channel}{constrain}<|message|>{m['content']}{ends[m['end']]}\n"
+        )
     return "".join(out)
 
 

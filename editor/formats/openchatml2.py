@@ -259,25 +259,24 @@ def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | 
     Same result as ``_slow_message`` for the messages it accepts: every ``<|`` between the
     start and the terminator must be a header token in its place, attributes known and single.
     """
+    # Every find stops at the next `<|`, so a text of unclosed headers stays linear.
     find = src.find
+    startswith = src.startswith
     head = at + len(START_TEXT)
-    body = find(MESSAGE_TEXT, head)
-    if body == -1:
-        return None
     channel_at = constrain_at = -1
-    mark = find("<|", head, body)
-    if mark != -1:
-        if not dialect.channels or src[mark - 1] == "<":
+    mark = find("<|", head)
+    if mark != -1 and startswith(CHANNEL_TEXT, mark):
+        channel_at = mark
+        mark = find("<|", mark + len(CHANNEL_TEXT))
+    if mark != -1 and startswith(CONSTRAIN_TEXT, mark):
+        constrain_at = mark
+        mark = find("<|", mark + len(CONSTRAIN_TEXT))
+    if mark == -1 or not startswith(MESSAGE_TEXT, mark) or src[mark - 1] == "<":
+        return None
+    body = mark
+    for at_token in (channel_at, constrain_at):
+        if at_token != -1 and (not dialect.channels or src[at_token - 1] == "<"):
             return None
-        if src.startswith(CHANNEL_TEXT, mark):
-            channel_at = mark
-            mark = find("<|", mark + len(CHANNEL_TEXT), body)
-        if mark != -1:
-            if not src.startswith(CONSTRAIN_TEXT, mark) or src[mark - 1] == "<":
-                return None
-            constrain_at = mark
-            if find("<|", mark + len(CONSTRAIN_TEXT), body) != -1:
-                return None
     body_start = body + len(MESSAGE_TEXT)
     stop = find("<|", body_start)
     if stop == -1 or (dialect.escapes and stop > body_start and src[stop - 1] == "<"):
@@ -477,6 +476,7 @@ def _open_at_end(src, body_start, end, sink, dialect, index) -> None:
             end,
             "The last message is open: a completion prompt for the model to continue",
             message_index=index,
+            fix=_closing_fix(src, body_start, end, dialect),
         )
         return
     sink.add(

@@ -1,0 +1,40 @@
+"""Parsing time is linear in input size (DESIGN guarantee 5)."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from bench.bench_parse import build_messages, to_ocm22
+from editor.formats.diagnostics import Diagnostics
+from editor.formats.specs import get_codec
+
+
+def best_time(codec, text: str, runs: int = 3) -> float:
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            start = time.perf_counter()
+            codec.parse(text, Diagnostics(text))
+            best = min(best, time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return best
+
+
+def test_ten_megabytes_parse_in_about_ten_times_one_megabyte():
+    big = to_ocm22(build_messages(10_000_000))
+    small = to_ocm22(build_messages(1_000_000))
+    codec = get_codec("openchatml-2.2")
+    ratio = best_time(codec, big) / best_time(codec, small)
+    assert ratio < 20, f"10 MB took {ratio:.1f}x the time of 1 MB"
+
+
+def test_pathological_inputs_stay_linear():
+    codec = get_codec("openchatml-2.2")
+    for unit in ("<|literal|>", "<|start|>", "<<|end|>", "<|x|>", "< | <|"):
+        small, big = unit * 8_000, unit * 80_000
+        ratio = best_time(codec, big, runs=2) / best_time(codec, small, runs=3)
+        assert ratio < 25, (unit, ratio)  # quadratic would be ~100
