@@ -156,8 +156,10 @@ def _lift_v01(transcript: Transcript, hub: Hub) -> None:
 def _v01_part(m: Message, part: v01body.Part, ids: _Ids) -> Message | None:
     base = {"name": m.name}
     if part.kind == v01body.TEXT:
-        text = part.text.strip()
-        return _copy(m, content=text, channel="final", **base) if text else None
+        # One newline on each side separates a part from its neighbours (as the spec lays
+        # bodies out); the rest is text.
+        text = part.text.removeprefix("\n").removesuffix("\n")
+        return _copy(m, content=text, channel="final", **base) if text.strip() else None
     if part.kind == v01body.THOUGHT:
         return _copy(
             m, content=COT_MARKER.format(part.detail) + part.text, channel="analysis", **base
