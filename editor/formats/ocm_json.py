@@ -194,7 +194,11 @@ def objects_22(messages: list[Message]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     thinking: Message | None = None
     for message in messages:
-        if thinking is not None and (message.role != thinking.role or message.channel == ANALYSIS):
+        # A channel-less object with "thinking" would read back as the 2.0 shape (content
+        # as final), so thinking only folds into an object that states its channel.
+        if thinking is not None and (
+            message.role != thinking.role or message.channel in (ANALYSIS, None)
+        ):
             out.append(object_22(thinking, None))
             thinking = None
         if _plain_analysis(message) and thinking is None:
