@@ -108,7 +108,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Local runs serve static/ through WhiteNoise's finders; a deployment (DJANGO_DEBUG=false)
+# collects it into STATIC_ROOT first (`manage.py collectstatic`).
+STATIC_ROOT = os.environ.get("DJANGO_STATIC_ROOT") or (None if DEBUG else BASE_DIR / "staticfiles")
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

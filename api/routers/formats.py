@@ -1,6 +1,6 @@
 """The spec core over HTTP: the spec ids, detection and parsing of posted text."""
 
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 
 from editor import formats
 
@@ -48,10 +48,13 @@ def detect(request, payload: TextIn):
 )
 def parse(request, payload: TextIn):
     if payload.spec is not None and payload.spec not in formats.SPEC_IDS:
-        return 400, {
-            "code": "unknown-spec",
-            "message": f"Unknown spec id {payload.spec!r}.",
-            "details": {"spec_ids": list(formats.SPEC_IDS)},
-        }
+        return Status(
+            400,
+            {
+                "code": "unknown-spec",
+                "message": f"Unknown spec id {payload.spec!r}.",
+                "details": {"spec_ids": list(formats.SPEC_IDS)},
+            },
+        )
     transcript, diagnostics = formats.parse(payload.text, spec=payload.spec)
     return {**transcript.to_dict(), "diagnostics": [d.to_dict() for d in diagnostics]}

@@ -12,9 +12,23 @@ invalid/<name>.expected.json  {"diagnostics": [{"code": …, "line"?: …, "colu
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# The spec texts live beside the repository (../shared/specs), as in CI's checkout.
+SPECS_DIR = Path(
+    os.environ.get("OCM_SPECS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "specs"
+)
+
+
+def spec_text(name: str) -> str:
+    path = SPECS_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path} is missing: the spec texts must be at ../shared/specs (or set OCM_SPECS_DIR)"
+        )
+    return path.read_text("utf-8")
 
 
 def fixture_inputs(kind: str) -> list[tuple[str, Path]]:

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from editor.formats import detect
 
-SPECS = Path("/work/shared/specs")
-if not SPECS.is_dir():
-    SPECS = Path(__file__).resolve().parents[2] / "docs" / "specs"
+from .conftest import spec_text
 
 
 def blocks(name: str) -> list[str]:
-    parts = (SPECS / name).read_text("utf-8").split("```")
+    parts = spec_text(name).split("```")
     return [re.sub(r"^[a-z]*\n", "", parts[i]) for i in range(1, len(parts), 2)]
 
 
-@pytest.mark.skipif(not (SPECS / "openchatml-0.1.md").exists(), reason="spec texts not available")
 def test_every_v01_document_sample():
     samples = [
         b
@@ -30,7 +26,6 @@ def test_every_v01_document_sample():
     assert {detect(s) for s in samples} == {"openchatml-0.1"}
 
 
-@pytest.mark.skipif(not (SPECS / "chatml-openai.md").exists(), reason="spec texts not available")
 def test_chatml_json_samples_even_though_they_are_broken_json():
     samples = [b for b in blocks("chatml-openai.md") if b.lstrip().startswith("[")]
     assert len(samples) == 4

@@ -20,6 +20,8 @@ from editor.formats.diagnostics import CODES
 from editor.formats.model import Message, Transcript
 from editor.formats.validate import validate
 
+from .conftest import spec_text
+
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "validate"
 CASES = sorted(p for p in CORPUS.iterdir() if not p.name.endswith(".expected.json"))
 OWN_CODES = {
@@ -101,16 +103,10 @@ def test_hand_built_transcript_positions_fall_back_to_the_start():
 
 
 def test_spec_worked_example_16_2_is_clean_apart_from_the_missing_header():
-    spec_text = (
-        (Path("/work/shared/specs/openchatml-2.2.md")).read_text("utf-8")
-        if Path("/work/shared/specs/openchatml-2.2.md").exists()
-        else None
-    )
-    if spec_text is None:
-        pytest.skip("spec text not available")
-    start = spec_text.index("<|start|>system<|message|>You are a helpful")
-    end = spec_text.index("16.3")
-    example = spec_text[start:end].strip()
+    text = spec_text("openchatml-2.2.md")
+    start = text.index("<|start|>system<|message|>You are a helpful")
+    end = text.index("16.3")
+    example = text[start:end].strip()
     assert [d.code for d in run("openchatml-2.2", example)] == ["W-HEADER-MISSING"]
 
 
