@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py ensure_local_login
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"

@@ -24,8 +24,8 @@ class Command(BaseCommand):
         user = User.objects.filter(username=username).first()
         if user is not None and not reset:
             self.stdout.write(
-                f"Local login: {username} (password printed when it was created; "
-                f"`make run` again with `python manage.py ensure_local_login --reset` prints a new one)"
+                f"Local login: {username} (its password was printed when it was created; "
+                f"`.venv/bin/python manage.py ensure_local_login --reset` prints a new one)"
             )
             return
         password = secrets.token_urlsafe(12)
