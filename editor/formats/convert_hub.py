@@ -33,6 +33,7 @@ from typing import Any
 from . import v01body
 from .bodytext import logical_text
 from .model import CALL, END, RETURN, Message, Transcript
+from .toolschemas import declared_tools
 
 FUNCTIONS = "functions."
 GENERATED_ID = "call_{}"
@@ -118,7 +119,7 @@ class _Ids:
 
 
 def lift(transcript: Transcript) -> Hub:
-    tools = list(transcript.attrs.get("tools") or [])
+    tools = declared_tools(transcript)
     attrs = {k: v for k, v in transcript.attrs.items() if k != "tools"}
     hub = Hub([], dict(transcript.header), tools, attrs)
     if transcript.spec == V01:

@@ -80,6 +80,9 @@ LAYOUT_ATTRS = frozenset(
 )  # fmt: skip
 VERSION = {OCM22: "2.2", OCM20: "2.0"}
 MMS_DEFAULT_FORMAT = "markdown"
+LAST_END_TURN_LOSS = (
+    "<|end|> written as <|end_turn|> (mms-tokens has no complete last message without it)"
+)
 V01_DOCUMENT_ATTRS = frozenset({"bos", "eos"})  # [BOS] … [EOS] around a v0.1 chat
 V01_SEGMENT_ROLES = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 CHATML_ROLES = frozenset({"system", "user", "assistant"})
@@ -245,6 +248,14 @@ class _Lowering:
         else:
             fmt = m.content_type or m.attrs.get("format") or MMS_DEFAULT_FORMAT
             m.recipient, m.content_type, m.attrs["format"] = None, fmt, fmt
+            if self.to == MMS_TOKENS and m.end == END and self.is_last():
+                # The token form reads a last assistant message without <|end_turn|> as
+                # truncated, so a complete one needs it (read back as <|return|>).
+                m.end = RETURN
+                self.loss(self.hub.messages[self.position][1], "end", LAST_END_TURN_LOSS)
+
+    def is_last(self) -> bool:
+        return self.position == len(self.hub.messages) - 1
 
     def body(self, text: str, index: int) -> str:
         vocabulary = TARGET_VOCABULARY.get(self.to)

@@ -91,6 +91,17 @@ def _from_function_lists(content: str, index: int) -> list[ToolSchema]:
     return found
 
 
+def declared_tools(transcript: Transcript) -> list[dict[str, Any]]:
+    """The document-level ``tools`` entries that are objects. ShareGPT datasets often store
+    ``tools`` as a JSON-encoded string; it is decoded here, and anything else is ignored."""
+    tools = transcript.attrs.get("tools")
+    if isinstance(tools, str):
+        tools = next(iter(json_values(tools)), None)
+    if not isinstance(tools, list):
+        return []
+    return [entry for entry in tools if isinstance(entry, dict)]
+
+
 def collect(transcript: Transcript) -> dict[str, ToolSchema]:
     """Every declared tool of ``transcript`` by key (see the table in the module docstring)."""
     tools: dict[str, ToolSchema] = {}
@@ -99,7 +110,7 @@ def collect(transcript: Transcript) -> dict[str, ToolSchema]:
         if tool is not None and tool.key not in tools:
             tools[tool.key] = tool
 
-    for entry in transcript.attrs.get("tools") or []:
+    for entry in declared_tools(transcript):
         add(_from_openai(entry, None))
     for index, message in enumerate(transcript.messages):
         if message.role not in DECLARING_ROLES:

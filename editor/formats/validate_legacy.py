@@ -18,6 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from . import v01body
+from .openchatml01 import JSON_CHECKS
 from .toolschemas import collect, qualified
 from .validate_calls import check_arguments
 from .validate_context import Context, closes_turn, insert_fix
@@ -58,6 +59,8 @@ def check_v01(ctx: Context) -> None:
                     f"<|{part.detail}|> has no matching {'end' if part.detail.startswith('start_') else 'start'} marker",
                     offset=base + part.start,
                 )
+            elif not _acts(m.role, part.kind):
+                continue  # e.g. the call template a system prompt shows: prose, not a call
             elif part.kind == "function_call":
                 name = _check_function_call(ctx, i, part, base, tools, checked)
                 open_calls.append((i, name))
@@ -72,6 +75,12 @@ def check_v01(ctx: Context) -> None:
                     f"Call to {name or 'a function'} is never answered before message {i}",
                 )
             open_calls.clear()
+
+
+def _acts(role: str, kind: str) -> bool:
+    """Only an assistant's ``<|function_call|>`` calls and only a tool's
+    ``<|function_output|>`` answers (the roles the parser checks the JSON of)."""
+    return JSON_CHECKS.get(kind, role) == role
 
 
 def _check_function_call(

@@ -1,0 +1,75 @@
+"""Conformance probes: spec examples and DESIGN §2 contract points run through the ``ocm`` CLI,
+each a regression test for a disagreement found in an audit."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from editor import formats
+from editor.formats.cli import main
+from editor.formats.convert import convert
+from editor.formats.validate import validate
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+V01_DEMO = ROOT / "editor" / "demo" / "openchatml-0.1.txt"
+SHAREGPT_CALLS = FIXTURES / "sharegpt" / "valid" / "function-calling.json"
+V01_CONVERSATION = FIXTURES / "openchatml-0.1" / "valid" / "conversation.txt"
+TOKEN_TEXT_TARGETS = ("openchatml-2.0", "openchatml-2.2", "harmony", "openchatml-json")
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def read(path: Path) -> str:
+    with path.open(encoding="utf-8", newline="") as fh:
+        return fh.read()
+
+
+def test_v01_call_template_in_system_prompt_is_not_a_call():
+    # v0.1 §8.5: the system prompt shows `<|function_call|>` with placeholders; only an
+    # assistant message makes a call, so nothing is "unanswered".
+    code, out, _ = run("validate", str(V01_DEMO))
+    assert code == 0
+    assert "W-CALL-UNANSWERED" not in out
+
+
+def test_v01_function_output_outside_a_tool_message_answers_nothing():
+    text = (
+        "<|im_start|>user\n<|function_output|>\n"
+        '{"name": "f", "content": 1}\n<|im_end|>\n'
+        "<|im_start|>assistant\nok\n<|im_end|>"
+    )
+    transcript, _ = formats.parse(text, "openchatml-0.1")
+    assert not [d for d in validate(transcript, text=text) if d.code == "E-CALL-REPLY-UNKNOWN"]
+
+
+def test_sharegpt_tools_as_a_json_string_convert_without_error():
+    # ShareGPT datasets store `tools` as a JSON-encoded string: it declares the tools.
+    for target in TOKEN_TEXT_TARGETS:
+        code, out, err = run("convert", str(SHAREGPT_CALLS), "--to", target)
+        assert code == 0, err
+        assert "type get_stock_price" in out
+
+
+def test_conversion_to_mms_tokens_ends_with_end_turn():
+    # A complete last assistant message must not read back as truncated.
+    code, out, err = run("convert", str(V01_CONVERSATION), "--to", "mms-tokens")
+    assert code == 0
+    assert out.endswith("<|end_turn|>")
+    assert "end_turn" in err  # the <|end|> → <|end_turn|> change is reported
+    _, diagnostics = formats.parse(out, "mms-tokens")
+    assert not formats.has_errors(diagnostics)
+    back, _ = convert(formats.parse(out, "mms-tokens")[0], "openchatml-0.1")
+    assert back == read(V01_CONVERSATION).rstrip("\n")  # text after [EOS] is layout
+
+
+def test_parse_output_is_canonical_json():
+    code, out, _ = run("parse", str(V01_CONVERSATION))
+    doc = json.loads(out)
+    assert code == 0 and set(doc) >= {"spec", "header", "messages", "diagnostics"}
