@@ -39,6 +39,11 @@ __all__ = [
 ]
 
 
+BOM = "\ufeff"
+WHITESPACE = " \t\r\n"
+STRAY_TEXT = "W-PARSE-STRAY-TEXT"
+
+
 class ParseResult(NamedTuple):
     transcript: Transcript
     diagnostics: list[Diagnostic]
@@ -55,11 +60,26 @@ def parse(text: str, spec: str | None = None, *, strict: bool = False) -> ParseR
     if spec is None:
         spec = detect(text)
         if spec is None:
-            sink.add("E-DETECT-UNKNOWN", 0, "The input matches no supported spec; name one with --spec")
+            sink.add(
+                "E-DETECT-UNKNOWN", 0, "The input matches no supported spec; name one with --spec"
+            )
             transcript = Transcript(spec="unknown")
             return _finish(transcript, sink.items, strict)
     transcript = get_codec(spec).parse(text, sink)
-    return _finish(transcript, sink.items, strict)
+    return _finish(transcript, _without_bom_warning(text, transcript, sink.items), strict)
+
+
+def _without_bom_warning(
+    text: str, transcript: Transcript, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """A byte order mark (with blank text) before the first message is an encoding artefact,
+    not stray text: it stays in the layout (round trip) but gets no warning."""
+    if not text.startswith(BOM) or not transcript.messages:
+        return diagnostics
+    first = transcript.messages[0].source
+    if first is None or text[: first.start].strip(BOM + WHITESPACE):
+        return diagnostics
+    return [d for d in diagnostics if not (d.code == STRAY_TEXT and d.offset == 0)]
 
 
 def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool) -> ParseResult:

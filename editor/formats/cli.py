@@ -147,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, out=None, err=None) -> int:
     if out is None:
         # Transcripts are UTF-8 whatever the locale says; a C locale must not crash the output.
-        sys.stdout.reconfigure(encoding="utf-8")
+        # A lone surrogate (a JSON "\ud800" escape) has no UTF-8 form: it is written as that
+        # same escape, which is also what JSON output needs.
+        sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
         sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace")
     out = out or sys.stdout
     err = err or sys.stderr

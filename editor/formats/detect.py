@@ -99,11 +99,11 @@ def _family(text: str) -> str | None:
 def _header_version(text: str) -> str | None:
     """The ``version:`` of a YAML header (fenced by ``---`` or not) before the first message."""
     first = text.find("<|start|>")
-    head = text[: first if first != -1 else min(len(text), SNIFF_LIMIT)]
+    head = text[: first if first != -1 else min(len(text), SNIFF_LIMIT)].lstrip(BOM)
     match = VERSION_RE.search(head)
     if match is not None:
         return match.group(1)
-    if head.lstrip(BOM).startswith("---") and first != -1:
+    if head.startswith("---") and first != -1:
         return "2.2"  # a fenced header without a version: the current version
     return None
 

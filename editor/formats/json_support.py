@@ -22,6 +22,7 @@ from .model import Transcript
 WHITESPACE = re.compile(r"[ \t\n\r]*")
 # How deep the walk keeps offsets: document → message list → message → field.
 WALK_DEPTH = 3
+BOM = "\ufeff"
 
 STRICT = json.JSONDecoder()
 LENIENT = json.JSONDecoder(strict=False)  # raw control characters allowed inside strings
@@ -110,6 +111,10 @@ def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | N
     diagnostic carries that fix and the repaired text is used, so the caller still gets
     the messages. Otherwise None.
     """
+    if text.startswith(BOM):
+        # RFC 8259 §8.1 lets a parser ignore a byte order mark; a space of the same length
+        # keeps every offset pointing into the original text.
+        text = " " + text[len(BOM) :]
     try:
         json.loads(text)
     except json.JSONDecodeError as err:

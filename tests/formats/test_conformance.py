@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from editor import formats
 from editor.formats.cli import main
@@ -73,3 +77,51 @@ def test_parse_output_is_canonical_json():
     code, out, _ = run("parse", str(V01_CONVERSATION))
     doc = json.loads(out)
     assert code == 0 and set(doc) >= {"spec", "header", "messages", "diagnostics"}
+
+
+BOM = "\ufeff"
+BOM_SAMPLES = {
+    "openchatml-2.0": "<|start|>user<|message|>hi<|end|>",
+    "openchatml-2.2": "version: 2.2\n<|start|>user<|message|>hi<|end|>",
+    "openchatml-0.1": "<|im_start|>user\nhi<|im_end|>",
+    "mms-tokens": "<|role|>user<|content|>hi",
+    "chatml": "<|start|>user<|message|>hi<|end_message|>",
+}
+
+
+@pytest.mark.parametrize("spec", sorted(BOM_SAMPLES))
+def test_bom_at_start_is_layout(spec):
+    text = BOM + BOM_SAMPLES[spec]
+    assert formats.detect(text) == spec
+    transcript, diagnostics = formats.parse(text)
+    assert diagnostics == [] and len(transcript.messages) == 1
+    assert formats.serialize(transcript) == text
+
+
+def test_bom_before_json_is_ignored():
+    text = BOM + '[{"role": "user", "content": "hi"}]'
+    transcript, diagnostics = formats.parse(text)
+    assert transcript.spec == "openai-messages" and diagnostics == []
+    assert transcript.messages[0].content == "hi"
+
+
+def test_lone_surrogate_from_a_json_escape_is_printed_not_a_crash():
+    text = '[{"role": "user", "content": "a\\ud800b"}]'
+    for argv in (["parse", "-"], ["render", "-"], ["convert", "-", "--to", "chatml"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "editor.formats.cli", *argv],
+            input=text.encode(),
+            capture_output=True,
+            cwd=ROOT,
+        )
+        assert result.returncode == 0, result.stderr
+        assert b"\\ud800" in result.stdout
+    doc = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "editor.formats.cli", "parse", "-"],
+            input=text.encode(),
+            capture_output=True,
+            cwd=ROOT,
+        ).stdout
+    )
+    assert doc["messages"][0]["content"] == "a\ud800b"
