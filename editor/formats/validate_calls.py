@@ -46,6 +46,7 @@ from .validate_context import (
 )
 
 CALL_ID_SPECS = frozenset({"openchatml-2.2", "openchatml-json"})
+OCM_JSON, OCM_JSON_V20 = "openchatml-json", "2.0"  # ocm_json's variant names
 RETURN_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2", "harmony", "openchatml-json"})
 TOOL_CALLS_FIELD = "tool_calls"
 GENERATED_ID_PREFIX = "call_"
@@ -70,8 +71,16 @@ def _new_id(used: set[str]) -> str:
     return f"{GENERATED_ID_PREFIX}{n}"
 
 
+def _requires_call_ids(ctx: Context) -> bool:
+    """2.2 requires call_id; an openchatml-json document in the 2.0 §10 variant (``tool_calls``)
+    does not: 2.0 replies pair by tool name."""
+    if ctx.spec == OCM_JSON and ctx.transcript.layout.get("variant") == OCM_JSON_V20:
+        return False
+    return ctx.spec in CALL_ID_SPECS
+
+
 def _pairing(ctx: Context) -> None:
-    require_ids = ctx.spec in CALL_ID_SPECS
+    require_ids = _requires_call_ids(ctx)
     used = {m.call_id for m in ctx.messages if m.call_id}
     calls: dict[str, int] = {}
     open_calls: list[int] = []

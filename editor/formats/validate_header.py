@@ -138,6 +138,8 @@ def _channels(ctx: Context) -> None:
     required = required_channels(ctx)
     for i, m in enumerate(ctx.messages):
         if m.channel is None:
+            if m.attrs.get("header_only"):
+                continue  # a completion prompt `<|start|>assistant`: the model writes the channel
             if required is not None and (m.role == "assistant" or is_reply(m)):
                 channel = _suggested_channel(m)
                 fix = None

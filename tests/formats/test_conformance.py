@@ -125,3 +125,32 @@ def test_lone_surrogate_from_a_json_escape_is_printed_not_a_crash():
         ).stdout
     )
     assert doc["messages"][0]["content"] == "a\ud800b"
+
+
+def _validation(path: Path) -> list[str]:
+    text = read(path)
+    transcript, diagnostics = formats.parse(text)
+    found = list(diagnostics) + validate(transcript, text=text)
+    return [d.code for d in found if d.severity in ("error", "warning")]
+
+
+def test_harmony_completion_prompt_needs_no_channel():
+    # `<|start|>assistant` with no body is the gpt-oss prompt: the model writes the channel.
+    assert _validation(FIXTURES / "harmony" / "valid" / "completion-prompt.txt") == []
+
+
+def test_openchatml_json_20_variant_pairs_replies_by_tool_name():
+    # 2.0 §10 has tool_calls ids but 2.0 replies (`functions.X` role) carry none.
+    assert _validation(FIXTURES / "openchatml-json" / "valid" / "interchange-20.json") == []
+
+
+def test_openchatml_json_22_variant_still_requires_call_ids():
+    text = json.dumps(
+        [
+            {"role": "assistant", "channel": "commentary", "content": "{}",
+             "tool_call": {"id": "c1", "recipient": "functions.f", "arguments": "{}"}},
+            {"role": "tool", "name": "functions.f", "channel": "commentary", "content": "1"},
+        ]
+    )  # fmt: skip
+    transcript, _ = formats.parse(text, "openchatml-json")
+    assert "E-CALL-ID-MISSING" in [d.code for d in validate(transcript, text=text)]
