@@ -47,6 +47,7 @@ from .validate_context import (
 
 CALL_ID_SPECS = frozenset({"openchatml-2.2", "openchatml-json"})
 OCM_JSON, OCM_JSON_V20 = "openchatml-json", "2.0"  # ocm_json's variant names
+SHAREGPT = "sharegpt"
 RETURN_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2", "harmony", "openchatml-json"})
 TOOL_CALLS_FIELD = "tool_calls"
 GENERATED_ID_PREFIX = "call_"
@@ -291,6 +292,8 @@ def _schemas(ctx: Context) -> None:
             continue
         logical = ctx.logical(m)
         args = _json_object(logical)
+        if ctx.spec == SHAREGPT and isinstance(args, dict):
+            args = _sharegpt_arguments(args)
         if args is None and (m.constrain or "").lower() != "json":
             ctx.add(
                 "E-CALL-SCHEMA", i, f"{tool.key}: arguments are not JSON", offset=ctx.body_offset(i)
@@ -298,6 +301,15 @@ def _schemas(ctx: Context) -> None:
             continue
         if args is not None:
             check_arguments(ctx, i, tool, args, checked)
+
+
+def _sharegpt_arguments(value: dict[str, Any]) -> Any:
+    """A ShareGPT ``function_call`` turn is ``{"name", "arguments"}``: the arguments are the
+    call's (datasets also write them as a JSON-encoded string)."""
+    args = value.get("arguments")
+    if isinstance(args, str):
+        return _json_object(args)
+    return args
 
 
 def check_arguments(

@@ -154,3 +154,35 @@ def test_openchatml_json_22_variant_still_requires_call_ids():
     )  # fmt: skip
     transcript, _ = formats.parse(text, "openchatml-json")
     assert "E-CALL-ID-MISSING" in [d.code for d in validate(transcript, text=text)]
+
+
+SHAREGPT_TS_TOOL = {
+    "conversations": [
+        {
+            "from": "system",
+            "value": "namespace functions {\ntype f = (_: { a: string }) => any;\n}",
+        },
+        {"from": "human", "value": "q"},
+        {"from": "function_call", "value": json.dumps({"name": "f", "arguments": {"a": "x"}})},
+        {"from": "observation", "value": "1"},
+        {"from": "gpt", "value": "ok"},
+    ]
+}
+
+
+def test_sharegpt_call_arguments_are_checked_not_the_whole_turn():
+    text = json.dumps(SHAREGPT_TS_TOOL)
+    transcript, _ = formats.parse(text, "sharegpt")
+    assert validate(transcript, text=text) == []
+    bad = json.loads(text)
+    bad["conversations"][2]["value"] = json.dumps({"name": "f", "arguments": {"b": 1}})
+    text = json.dumps(bad)
+    transcript, _ = formats.parse(text, "sharegpt")
+    assert [d.code for d in validate(transcript, text=text)] == ["E-CALL-SCHEMA"]
+
+
+def test_converted_16_2_to_sharegpt_validates():
+    source = FIXTURES / "openchatml-2.2" / "valid" / "16-2-function-call.txt"
+    text, _ = convert(formats.parse(read(source))[0], "sharegpt")
+    transcript, diagnostics = formats.parse(text, "sharegpt")
+    assert not formats.has_errors(diagnostics + validate(transcript, text=text))
