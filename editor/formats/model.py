@@ -13,6 +13,7 @@ serializer consumes them. Two kinds of data live on them:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 # The abstract terminator of a message (``Message.end``).
@@ -36,12 +37,16 @@ SEMANTIC_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Source:
     """Where a message came from: its exact text and the fields it had when parsed.
 
     A serializer for ``spec`` reuses ``raw`` verbatim while the message still has the
     fingerprint it was parsed with, so untouched messages keep every byte.
+
+    Never changed once made (``dataclasses.replace`` makes a new one). Not ``frozen=True``:
+    the parser makes one per message, and a frozen dataclass's ``__init__`` (``object.__setattr__``
+    per field) made parsing 12 % slower (measured, docs/performance.md).
     """
 
     spec: str
@@ -67,7 +72,8 @@ class Message:
     attrs: dict[str, Any] = field(default_factory=dict)
 
     source: Source | None = field(default=None, compare=False, repr=False)
-    gap: str = field(default="", compare=False, repr=False)  # text after the message, before the next
+    # The text after the message, before the next one.
+    gap: str = field(default="", compare=False, repr=False)
 
     def fingerprint(self) -> tuple:
         return fingerprint(self)
@@ -97,20 +103,17 @@ class Message:
         return cls(**kwargs)
 
 
+# Every semantic field but attrs, read in one C call (fingerprint() runs once per parsed message).
+_scalar_fields = attrgetter(*(name for name in SEMANTIC_FIELDS if name != "attrs"))
+
+
 def fingerprint(message: Message) -> tuple:
-    return (
-        message.role,
-        message.content,
-        message.channel,
-        message.recipient,
-        message.name,
-        message.call_id,
-        message.intent,
-        message.content_type,
-        message.constrain,
-        message.end,
-        _freeze(message.attrs),
-    )
+    """The semantic fields as they are now, attrs frozen in depth: a hashable value that is
+    equal for two messages exactly when their semantic fields are."""
+    attrs = message.attrs
+    # Most messages have no attrs: an empty dict freezes to () without the recursive walk.
+    frozen = () if not attrs and type(attrs) is dict else _freeze(attrs)
+    return (*_scalar_fields(message), frozen)
 
 
 def _freeze(value: Any) -> Any:
@@ -123,7 +126,7 @@ def _freeze(value: Any) -> Any:
 
 def stamp(message: Message, spec: str, start: int, raw: str) -> Message:
     """Record that ``message`` was parsed from ``raw`` at ``start`` in a ``spec`` text."""
-    message.source = Source(spec=spec, start=start, raw=raw, fingerprint=fingerprint(message))
+    message.source = Source(spec, start, raw, fingerprint(message))
     return message
 
 

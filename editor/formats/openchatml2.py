@@ -42,10 +42,6 @@ RETURN_TOKEN = "return"
 ENDLITERAL = "endliteral"
 COT_MARKERS = frozenset({"start_reflect", "start_introspect", "start_reason"})  # 2.x §7: body text
 
-START_TEXT = token(START)
-CHANNEL_TEXT = token(CHANNEL)
-CONSTRAIN_TEXT = token(CONSTRAIN)
-MESSAGE_TEXT = token(MESSAGE)
 
 # Header attributes with a Message field of their own, in the canonical order of 2.2 §6.
 KNOWN_ATTRS = ("to", "call_id", "name", "intent", "content_type")
@@ -253,40 +249,36 @@ def _unknown_token(src: str, tok: Token, sink: Diagnostics, index: int | None) -
     )
 
 
+# The header of a well-formed message up to its body, in one match: no `<` inside (so no
+# escape and no other token), the parts in grammar order. Possessive repeats: no backtracking.
+FAST_HEAD_RE = re.compile(
+    r"<\|start\|>([^<]*+)(?:<\|channel\|>([^<]*+))?(?:<\|constrain\|>([^<]*+))?<\|message\|>"
+)
+
+
 def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | None:
     """A well-formed message at ``at``, or None when any part of it needs the full parser.
 
-    Same result as ``_slow_message`` for the messages it accepts: every ``<|`` between the
-    start and the terminator must be a header token in its place, attributes known and single.
+    Same result as ``_slow_message`` for the messages it accepts: the header holds only header
+    tokens in their place, attributes known and single, and the first ``<|`` after
+    ``<|message|>`` is a terminator.
     """
-    # Every find stops at the next `<|`, so a text of unclosed headers stays linear.
-    find = src.find
-    startswith = src.startswith
-    head = at + len(START_TEXT)
-    channel_at = constrain_at = -1
-    mark = find("<|", head)
-    if mark != -1 and startswith(CHANNEL_TEXT, mark):
-        channel_at = mark
-        mark = find("<|", mark + len(CHANNEL_TEXT))
-    if mark != -1 and startswith(CONSTRAIN_TEXT, mark):
-        constrain_at = mark
-        mark = find("<|", mark + len(CONSTRAIN_TEXT))
-    if mark == -1 or not startswith(MESSAGE_TEXT, mark) or src[mark - 1] == "<":
+    head = FAST_HEAD_RE.match(src, at)
+    if head is None:
         return None
-    body = mark
-    for at_token in (channel_at, constrain_at):
-        if at_token != -1 and (not dialect.channels or src[at_token - 1] == "<"):
-            return None
-    body_start = body + len(MESSAGE_TEXT)
-    stop = find("<|", body_start)
+    head_text, channel_text, constrain_text = head.groups()
+    if not dialect.channels and (channel_text is not None or constrain_text is not None):
+        return None
+    body_start = head.end()
+    # Both finds stop at the next `<|`, so a text of unclosed messages stays linear.
+    stop = src.find("<|", body_start)
     if stop == -1 or (dialect.escapes and stop > body_start and src[stop - 1] == "<"):
         return None
-    close = find("|>", stop + 2, stop + 20)
+    close = src.find("|>", stop + 2, stop + 20)
     end_kind = dialect.terminators.get(src[stop + 2 : close]) if close != -1 else None
     if end_kind is None:
         return None
-    head_end = channel_at if channel_at != -1 else constrain_at if constrain_at != -1 else body
-    words = src[head:head_end].split()
+    words = head_text.split()
     if not words or "=" in words[0]:
         return None
     role = words[0]
@@ -295,10 +287,8 @@ def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | 
         return None
     attrs: dict = {}
     channel = constrain = None
-    if channel_at != -1:
-        words = src[
-            channel_at + len(CHANNEL_TEXT) : constrain_at if constrain_at != -1 else body
-        ].split()
+    if channel_text is not None:
+        words = channel_text.split()
         if not words or "=" in words[0]:
             return None
         channel = words[0]
@@ -307,31 +297,37 @@ def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | 
             if not _fast_attributes(words, fields):
                 return None
             attrs[CHANNEL_ATTRS] = list(fields)[start_keys:]
-    if constrain_at != -1:
-        words = src[constrain_at + len(CONSTRAIN_TEXT) : body].split()
+    if constrain_text is not None:
+        words = constrain_text.split()
         if len(words) != 1:
             return None
         constrain = words[0]
-    if len(fields) > 1:
-        written = list(fields)
-        split = len(written) - len(attrs.get(CHANNEL_ATTRS, ()))
-        if tuple(written[:split]) not in IN_ORDER or tuple(written[split:]) not in IN_ORDER:
-            attrs[ATTR_ORDER] = written
-    get = fields.get
     end = close + 2
-    message = Message(
-        role,
-        src[body_start:stop],
-        channel,
-        get("to"),
-        get("name"),
-        get("call_id"),
-        get("intent"),
-        get("content_type"),
-        constrain,
-        end_kind,
-        attrs,
-    )
+    content = src[body_start:stop]
+    if fields:
+        if len(fields) > 1:
+            written = list(fields)
+            split = len(written) - len(attrs.get(CHANNEL_ATTRS, ()))
+            if tuple(written[:split]) not in IN_ORDER or tuple(written[split:]) not in IN_ORDER:
+                attrs[ATTR_ORDER] = written
+        get = fields.get
+        message = Message(
+            role,
+            content,
+            channel,
+            get("to"),
+            get("name"),
+            get("call_id"),
+            get("intent"),
+            get("content_type"),
+            constrain,
+            end_kind,
+            attrs,
+        )
+    else:  # most messages: no attribute at all
+        message = Message(
+            role, content, channel, None, None, None, None, None, constrain, end_kind, attrs
+        )
     return stamp(message, dialect.spec, at, src[at:end]), end
 
 
