@@ -266,14 +266,6 @@ class _Lowering:
                 f"control-token text rewritten as <\\|…\\|> ({self.to} cannot escape it)",
             )
             return rewrite_control_text(text, vocabulary)
-        if self.to == OCM22 and text.endswith("<"):
-            # `<` then the terminator would read as the escape `<<|end|>`: unwritable in 2.2.
-            self.loss(
-                index,
-                "content",
-                "a body ending in '<' gets a trailing space (2.2 would read '<<|end|>')",
-            )
-            text += " "
         return written_text(self.to, text)
 
     def json_layout(self, text: str, value: Any, index: int) -> None:

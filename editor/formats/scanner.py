@@ -135,18 +135,26 @@ def unescape(text: str, vocabulary: frozenset[str]) -> str:
 
 
 def escape(text: str, vocabulary: frozenset[str]) -> str:
-    """Write logical text as a 2.2 body: every control token gets the `<<|` escape."""
-    if "<|" not in text:
-        return text
+    """Write logical text as a 2.2 body: every control token gets the `<<|` escape.
+
+    A body cannot end in `<`: with the terminator after it, `<<|end|>` would read as an
+    escape. A trailing run of `<` is therefore written inside a literal block, where the
+    scanner looks only for `<|endliteral|>`.
+    """
     parts: list[str] = []
     pos = 0
-    for match in TOKEN_RE.finditer(text):
-        start, end = match.span()
-        if match.group(1):
-            start += 1
-        if match.group(2) in vocabulary or match.group(2) in LITERAL_NAMES:
-            parts.append(text[pos:start])
-            parts.append("<" + text[start:end])
-            pos = end
-    parts.append(text[pos:])
+    if "<|" in text:
+        for match in TOKEN_RE.finditer(text):
+            start, end = match.span()
+            if match.group(1):
+                start += 1
+            if match.group(2) in vocabulary or match.group(2) in LITERAL_NAMES:
+                parts.append(text[pos:start])
+                parts.append("<" + text[start:end])
+                pos = end
+    tail = text[pos:]
+    body = tail.rstrip("<")
+    parts.append(body)
+    if len(body) < len(tail):
+        parts.append(LITERAL_OPEN + tail[len(body) :] + LITERAL_CLOSE)
     return "".join(parts)
