@@ -14,7 +14,7 @@ from itertools import islice
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, OuterRef, Prefetch, Q, Subquery, Value
 
 from editor import formats
 
@@ -43,6 +43,13 @@ class DatasetQuerySet(models.QuerySet):
         if user.is_superuser:
             return self
         return self.filter(memberships__user=user)
+
+    def with_roles(self, user) -> DatasetQuerySet:
+        """Annotate ``user_role``: ``user``'s role in each dataset (as ``Dataset.role_of``)."""
+        if user.is_authenticated and user.is_superuser:
+            return self.annotate(user_role=Value(Role.CURATOR.value))
+        role = Membership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk).values("role")
+        return self.annotate(user_role=Subquery(role[:1]))
 
     def with_transcript_counts(self) -> DatasetQuerySet:
         return self.annotate(
@@ -86,6 +93,11 @@ class Dataset(models.Model):
 
     def can_curate(self, user) -> bool:
         return self.role_of(user) == Role.CURATOR
+
+    @property
+    def user_can_edit(self) -> bool:
+        """For templates of a queryset annotated by ``with_roles``: may that user edit?"""
+        return getattr(self, "user_role", None) in EDITING_ROLES
 
 
 class Membership(models.Model):
@@ -363,3 +375,45 @@ class Revision(models.Model):
 
     def canonical(self) -> formats.Transcript:
         return formats.Transcript.from_dict(self.snapshot["transcript"])
+
+
+class ImportTaskStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class ImportTask(models.Model):
+    """One import started from the UI or the API, run in the background.
+
+    While it runs, its live progress is in the cache (``editor.import_tasks.progress_of``):
+    an all-or-nothing import is one transaction, whose rows no other connection sees until
+    it ends. The final report is stored here.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_tasks")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    source_name = models.CharField(max_length=255)
+    spec = models.CharField(max_length=32, choices=SPEC_CHOICES, blank=True)
+    on_conflict = models.CharField(max_length=16, default="update")
+    partial = models.BooleanField(default=False)
+    status = models.CharField(
+        max_length=16, choices=ImportTaskStatus.choices, default=ImportTaskStatus.QUEUED
+    )
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import of {self.source_name} into {self.dataset}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (ImportTaskStatus.SUCCEEDED, ImportTaskStatus.FAILED)

@@ -1,19 +1,109 @@
 """HTML views: thin. They read the request, call one domain function and render."""
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from .models import Dataset, Transcript
+from .exporting import export_dataset
+from .forms import ExportForm, ImportForm
+from .import_tasks import progress_of, start_import_task
+from .models import Dataset, ImportTask, Transcript
+
+
+def _transcript_rows():
+    return Prefetch(
+        "transcripts", queryset=Transcript.objects.with_counts().order_by("title", "pk")
+    )
+
+
+def _visible_dataset(request, slug: str) -> Dataset:
+    datasets = Dataset.objects.for_user(request.user).with_roles(request.user)
+    return get_object_or_404(datasets.prefetch_related(_transcript_rows()), slug=slug)
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 def dashboard(request):
-    transcripts = Transcript.objects.with_counts().order_by("title", "pk")
     datasets = list(
         Dataset.objects.for_user(request.user)
-        .prefetch_related(Prefetch("transcripts", queryset=transcripts))
+        .with_roles(request.user)
+        .prefetch_related(_transcript_rows())
     )
     return render(request, "editor/dashboard.html", {"datasets": datasets})
+
+
+@require_GET
+def dataset_detail(request, slug):
+    dataset = _visible_dataset(request, slug)
+    return render(
+        request,
+        "editor/dataset.html",
+        {
+            "dataset": dataset,
+            "import_form": ImportForm(),
+            "export_form": ExportForm(),
+            "import_tasks": dataset.import_tasks.select_related("created_by")[:5],
+        },
+    )
+
+
+@require_POST
+def dataset_import(request, slug):
+    dataset = _visible_dataset(request, slug)
+    if not dataset.user_can_edit:
+        raise PermissionDenied("You may not import into this dataset.")
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        context = {"dataset": dataset, "import_form": form, "export_form": ExportForm()}
+        return render(request, "editor/dataset.html", context, status=400)
+    upload = form.cleaned_data["file"]
+    task = start_import_task(
+        dataset=dataset,
+        author=request.user,
+        upload=upload,
+        name=upload.name,
+        spec=form.cleaned_data["spec"] or None,
+        on_conflict=form.cleaned_data["on_conflict"],
+        partial=form.cleaned_data["partial"],
+    )
+    return redirect("import-task", pk=task.pk)
+
+
+@require_GET
+def dataset_export(request, slug):
+    dataset = _visible_dataset(request, slug)
+    form = ExportForm(request.GET)
+    if not form.is_valid():
+        context = {"dataset": dataset, "import_form": ImportForm(), "export_form": form}
+        return render(request, "editor/dataset.html", context, status=400)
+    options = form.cleaned_data
+    lines = export_dataset(
+        dataset,
+        spec=options["spec"] or None,
+        format=options["format"],
+        statuses=options["status"],
+        audience=options["audience"] or None,
+    )
+    name = f"{dataset.slug}-{options['spec'] or options['format']}.jsonl"
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def import_task_detail(request, pk):
+    task = get_object_or_404(
+        ImportTask.objects.select_related("dataset", "created_by").filter(
+            dataset__in=Dataset.objects.for_user(request.user)
+        ),
+        pk=pk,
+    )
+    context = {"task": task, "progress": progress_of(task)}
+    template = "editor/import_task.html"
+    if request.htmx:
+        template += "#import-progress"
+    return render(request, template, context)

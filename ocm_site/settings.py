@@ -131,3 +131,7 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
 }
+
+# Imports started from the UI run in a background thread and report progress through the
+# cache; false runs them within the request (simpler to debug).
+OCM_IMPORT_IN_BACKGROUND = env_bool("OCM_IMPORT_IN_BACKGROUND", True)

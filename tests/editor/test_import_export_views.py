@@ -1,0 +1,192 @@
+"""Import and export from the dataset page: a background task with progress, a streamed file."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from editor.import_tasks import progress_of, start_import_task
+from editor.models import ImportTask, ImportTaskStatus, Transcript
+
+TWO_LINES = (
+    json.dumps({"id": "a", "text": "<|start|>user<|message|>hi<|end|>", "spec": "openchatml-2.2"})
+    + "\n"
+    + json.dumps({"id": "b", "messages": [{"role": "user", "content": "hello"}]})
+    + "\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def imports_in_the_request(settings):
+    settings.OCM_IMPORT_IN_BACKGROUND = False
+
+
+def upload(content: str, name: str = "batch.jsonl") -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, content.encode("utf-8"), content_type="application/jsonl")
+
+
+def post_import(client, dataset, content, django_capture_on_commit_callbacks, **fields):
+    with django_capture_on_commit_callbacks(execute=True):
+        return client.post(
+            f"/datasets/{dataset.slug}/import/",
+            {"file": upload(content), "on_conflict": "update", **fields},
+        )
+
+
+def test_dataset_page_shows_forms_to_editors_only(client, dataset, annotator, viewer):
+    client.force_login(annotator)
+    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    assert 'data-testid="import-form"' in html and 'data-testid="export-form"' in html
+    client.force_login(viewer)
+    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    assert 'data-testid="import-form"' not in html and 'data-testid="export-form"' in html
+
+
+def test_outsider_cannot_see_the_dataset(client, dataset, outsider):
+    client.force_login(outsider)
+    assert client.get(f"/datasets/{dataset.slug}/").status_code == 404
+
+
+def test_import_creates_a_task_that_reports_every_item(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    response = post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    task = ImportTask.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/imports/{task.pk}/"
+    assert task.status == ImportTaskStatus.SUCCEEDED and task.created_by == annotator
+    assert sorted(
+        Transcript.objects.filter(dataset=dataset).values_list("external_id", flat=True)
+    ) == ["a", "b"]
+    page = client.get(response["Location"]).content.decode()
+    assert 'data-status="succeeded"' in page
+    assert page.count('data-action="created"') == 2
+    assert "hx-trigger" not in page  # a finished task is not polled
+
+
+def test_all_or_nothing_import_failure_is_reported_and_writes_nothing(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    bad = TWO_LINES + "{not json\n"
+    post_import(client, dataset, bad, django_capture_on_commit_callbacks)
+    task = ImportTask.objects.get()
+    assert task.status == ImportTaskStatus.FAILED
+    assert task.error
+    assert not Transcript.objects.filter(dataset=dataset).exists()
+    page = client.get(f"/imports/{task.pk}/").content.decode()
+    assert 'role="alert"' in page and 'data-action="failed"' in page
+
+
+def test_partial_import_keeps_the_readable_items(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    post_import(
+        client, dataset, TWO_LINES + "{not json\n", django_capture_on_commit_callbacks, partial="on"
+    )
+    task = ImportTask.objects.get()
+    assert task.status == ImportTaskStatus.SUCCEEDED
+    assert task.report["counts"]["created"] == 2 and task.report["counts"]["failed"] == 1
+
+
+def test_viewer_may_not_import(client, dataset, viewer, django_capture_on_commit_callbacks):
+    client.force_login(viewer)
+    response = post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    assert response.status_code == 403
+    assert not ImportTask.objects.exists()
+
+
+def test_missing_file_is_a_form_error(client, dataset, annotator):
+    client.force_login(annotator)
+    response = client.post(f"/datasets/{dataset.slug}/import/", {"on_conflict": "update"})
+    assert response.status_code == 400
+    assert "This field is required" in response.content.decode()
+
+
+def test_htmx_poll_gets_only_the_progress_fragment(client, dataset, annotator):
+    task = ImportTask.objects.create(dataset=dataset, created_by=annotator, source_name="x.jsonl")
+    client.force_login(annotator)
+    html = client.get(f"/imports/{task.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert html.lstrip().startswith('<div id="import-progress"')
+    assert "<html" not in html
+    assert 'hx-trigger="every 1s"' in html  # still queued: keep polling
+
+
+def test_progress_is_live_from_the_cache_while_running(dataset, annotator):
+    from django.core.cache import cache
+
+    from editor.import_tasks import _progress_key
+
+    task = ImportTask.objects.create(
+        dataset=dataset,
+        created_by=annotator,
+        source_name="x.jsonl",
+        status=ImportTaskStatus.RUNNING,
+    )
+    cache.set(
+        _progress_key(task.pk),
+        {"items": 40, "counts": {"created": 40}, "bytes_read": 250, "bytes_total": 1000},
+    )
+    assert progress_of(task) == {
+        "items": 40,
+        "counts": {"created": 40},
+        "bytes_read": 250,
+        "bytes_total": 1000,
+        "percent": 25,
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_background_import_runs_in_a_thread_and_finishes(dataset, annotator):
+    task = start_import_task(
+        dataset=dataset,
+        author=annotator,
+        upload=upload(TWO_LINES),
+        name="batch.jsonl",
+        background=True,
+    )
+    deadline = time.monotonic() + 30
+    while not task.is_finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+        task.refresh_from_db()
+    assert task.status == ImportTaskStatus.SUCCEEDED, task.error
+    assert progress_of(task)["percent"] == 100
+    assert Transcript.objects.filter(dataset=dataset).count() == 2
+
+
+def test_export_streams_jsonl_in_the_asked_spec(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    response = client.get(
+        f"/datasets/{dataset.slug}/export/", {"spec": "openai-messages", "format": "jsonl"}
+    )
+    assert response.status_code == 200
+    assert response.streaming
+    assert 'filename="support-chats-openai-messages.jsonl"' in response["Content-Disposition"]
+    lines = [
+        json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()
+    ]
+    assert {line["id"] for line in lines} == {"a", "b"}
+    assert {line["spec"] for line in lines} == {"openai-messages"}
+
+
+def test_export_filters_by_status(client, dataset, annotator, django_capture_on_commit_callbacks):
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    response = client.get(
+        f"/datasets/{dataset.slug}/export/", {"format": "messages", "status": "approved"}
+    )
+    assert b"".join(response.streaming_content) == b""
+
+
+def test_export_with_an_unknown_spec_is_a_form_error(client, dataset, viewer):
+    client.force_login(viewer)
+    response = client.get(f"/datasets/{dataset.slug}/export/", {"spec": "nope", "format": "jsonl"})
+    assert response.status_code == 400
+    assert "Select a valid choice" in response.content.decode()
