@@ -8,6 +8,11 @@ SPEC_OPTIONS = [(spec, spec) for spec in formats.SPEC_IDS]
 
 
 class ImportForm(forms.Form):
+    """Shares the dataset page with ``ExportForm``: distinct element ids keep labels right."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, auto_id="import_%s", **kwargs)
+
     file = forms.FileField(
         help_text="A transcript (text or JSON), a JSONL file (one transcript per line) or a "
         ".zip of transcript files."
@@ -27,6 +32,9 @@ class ImportForm(forms.Form):
 
 
 class ExportForm(forms.Form):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, auto_id="export_%s", **kwargs)
+
     spec = forms.ChoiceField(
         choices=[("", "each transcript's own spec"), *SPEC_OPTIONS], required=False, label="Spec"
     )

@@ -1,0 +1,61 @@
+"""A curator imports a JSONL file from the dataset page, watches it finish, and exports."""
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor.models import Dataset, Membership, Role
+
+LINES = "".join(
+    json.dumps(
+        {
+            "id": f"chat-{i}",
+            "messages": [
+                {"role": "user", "content": f"question {i}"},
+                {"role": "assistant", "content": f"answer {i}"},
+            ],
+        }
+    )
+    + "\n"
+    for i in range(30)
+)
+
+
+@pytest.fixture
+def curator_page(live_server, page, transactional_db):
+    user = get_user_model().objects.create_user("cur", password="a-long-test-password")
+    dataset = Dataset.objects.create(name="Support chats", slug="support")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
+    page.goto(f"{live_server.url}/accounts/login/?next=/datasets/support/")
+    page.get_by_label("Username").fill("cur")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    return page
+
+
+def test_import_then_export(curator_page, live_server, tmp_path, screenshot):
+    page = curator_page
+    expect(page.get_by_role("heading", name="Support chats")).to_be_visible()
+    source = tmp_path / "batch.jsonl"
+    source.write_text(LINES, encoding="utf-8")
+    page.get_by_test_id("import-form").get_by_label("File").set_input_files(str(source))
+    screenshot("dataset")
+    page.get_by_role("button", name="Import").click()
+
+    expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
+    expect(page.locator('[data-testid="import-report"] tr[data-action="created"]')).to_have_count(
+        30
+    )
+    screenshot("import-finished")
+
+    page.get_by_role("link", name="Support chats").click()
+    expect(page.locator("tr[data-transcript]")).to_have_count(30)
+    page.get_by_test_id("export-form").get_by_label("Spec").select_option("openchatml-2.2")
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download JSONL").click()
+    download = download_info.value
+    lines = [json.loads(line) for line in download.path().read_text("utf-8").splitlines()]
+    assert len(lines) == 30
+    assert {line["spec"] for line in lines} == {"openchatml-2.2"}
