@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from editor.models import Dataset, Membership, Message, Revision, Transcript
+from editor.models import Dataset, ImportTask, Membership, Message, Revision, Transcript
 
 
 class MembershipInline(admin.TabularInline):
@@ -99,6 +99,26 @@ class RevisionAdmin(admin.ModelAdmin):
     search_fields = ["transcript__title", "transcript__external_id", "note"]
     list_select_related = ["transcript", "author"]
     readonly_fields = ["transcript", "number", "kind", "author", "created_at", "note", "snapshot"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ImportTask)
+class ImportTaskAdmin(admin.ModelAdmin):
+    """Imports are records of what happened: read only (start one from the dataset page)."""
+
+    list_display = ["source_name", "dataset", "status", "created_by", "created_at", "finished_at"]
+    list_filter = ["status", "dataset"]
+    search_fields = ["source_name"]
+    list_select_related = ["dataset", "created_by"]
+    readonly_fields = [
+        "dataset", "created_by", "created_at", "finished_at", "source_name", "spec",
+        "on_conflict", "partial", "status", "report", "error",
+    ]  # fmt: skip
 
     def has_add_permission(self, request) -> bool:
         return False

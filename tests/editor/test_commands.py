@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from editor.models import Dataset, Transcript
+from editor.models import Dataset, ImportTask, Transcript
 from editor.storage import create_transcript
 from tests.editor.samples import conversation, demo_texts
 
@@ -125,6 +125,7 @@ def test_export_of_an_unknown_dataset_fails_clearly():
 def test_admin_pages_render(admin_client, dataset, curator):
     transcript = create_transcript(dataset, text=conversation(), author=curator)
     revision = transcript.revisions.get()
+    task = ImportTask.objects.create(dataset=dataset, created_by=curator, source_name="a.jsonl")
     for url in (
         reverse("admin:editor_dataset_changelist"),
         reverse("admin:editor_dataset_change", args=[dataset.pk]),
@@ -132,5 +133,7 @@ def test_admin_pages_render(admin_client, dataset, curator):
         reverse("admin:editor_transcript_change", args=[transcript.pk]),
         reverse("admin:editor_revision_change", args=[revision.pk]),
         reverse("admin:editor_membership_changelist"),
+        reverse("admin:editor_importtask_changelist"),
+        reverse("admin:editor_importtask_change", args=[task.pk]),
     ):
         assert admin_client.get(url).status_code == 200, url
