@@ -5,7 +5,7 @@
 ``map_transcript`` is canonical → canonical: ``convert_hub.lift`` reads the source into hub
 messages (2.2 semantics, logical text), ``convert_lower.lower`` writes them for the target and
 lists every loss. The mapping tables live in those two modules' docstrings and in
-docs/formats/conversion-validation-rendering.md. Converting to the transcript's own spec is a
+docs/formats.md. Converting to the transcript's own spec is a
 no-op: the same text, no losses.
 """
 

@@ -1,4 +1,4 @@
-"""Which spec a text is written in (docs/formats/json-and-v01.md lists the rules).
+"""Which spec a text is written in (docs/formats.md lists the rules).
 
 Token text is told apart by the first message-opening token and a few markers searched with
 ``str.find`` (linear); JSON by the shape of the decoded value, or, for JSON too broken to

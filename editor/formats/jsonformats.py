@@ -7,7 +7,7 @@
 
 One JSON message may become several canonical ones (reasoning → an ``analysis`` message,
 each tool call → a ``commentary`` call message); the serializer groups them back. Mapping
-tables and decisions: docs/formats/json-and-v01.md. The token-list and OpenChatML JSON
+tables and decisions: docs/formats.md. The token-list and OpenChatML JSON
 projections live in ``chatml_json`` and ``ocm_json``; this module exposes all their codecs.
 """
 

@@ -6,7 +6,7 @@
     token-message = "<|role|>" ROLE ["<|name|>" NAME] ["<|format|>" FORMAT] "<|content|>" BODY ["<|end_turn|>"]
 
 A token message without ``<|end_turn|>`` ends at the next ``<|role|>`` (the spec's halt).
-Mapping to the canonical model (docs/formats/json-and-v01.md): ``format`` is kept exactly in
+Mapping to the canonical model (docs/formats.md): ``format`` is kept exactly in
 ``attrs["format"]`` and also read as ``tool:fmt`` → recipient ``tool``, content_type ``fmt``
 (plain ``fmt`` → content_type); ``end_turn: true`` → end ``return``; an assistant message in
 a tool format without ``end_turn`` → ``call``; otherwise ``end``.

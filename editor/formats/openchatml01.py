@@ -10,7 +10,7 @@ function list/call/output) is derived on demand by ``message_parts`` and never s
 FIM segments and files become messages with roles ``fim_prefix``/``fim_middle``/
 ``fim_suffix``/``file`` whose content is the exact segment text; inside a multi-file
 sequence they carry ``attrs["file"]`` (the file's number). Decisions:
-docs/formats/json-and-v01.md.
+docs/formats.md.
 """
 
 from __future__ import annotations
