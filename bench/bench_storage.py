@@ -1,8 +1,9 @@
 """Storage throughput: import 10,000 transcripts of 10 messages from JSONL, export them back.
 
 Runs once per database, each in a child process with its own DATABASE_URL and a throwaway
-database: a temporary SQLite file, and a ``bench_storage`` database created (and dropped)
-on the PostgreSQL server of DATABASE_URL, or 127.0.0.1:5432 when it answers. Prints
+database: a temporary SQLite file, and a ``bench_storage_<pid>_<random>`` database created
+(and dropped, whatever happens) on the PostgreSQL server of DATABASE_URL, or 127.0.0.1:5432;
+PostgreSQL is skipped, saying so, when no server answers. Prints
 transcripts/s and MB/s for the import, the export in the transcripts' own spec (stored
 text) and the export converted to openai-messages.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -21,7 +23,7 @@ from pathlib import Path
 
 TRANSCRIPTS = 10_000
 MESSAGES = 10
-BENCH_DATABASE = "bench_storage"
+BENCH_DATABASE_PREFIX = "bench_storage"
 LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 
 
@@ -30,7 +32,7 @@ def run() -> None:
         _in_child("SQLite", f"sqlite:///{Path(folder) / 'bench.sqlite3'}")
     server = _postgres_server()
     if server is None:
-        print("PostgreSQL: no server reachable (set DATABASE_URL); skipped")
+        print("PostgreSQL: skipped, no server reachable (set DATABASE_URL to a postgres:// URL)")
         return
     with _throwaway_postgres(server) as url:
         _in_child("PostgreSQL", url)
@@ -44,8 +46,10 @@ def _in_child(label: str, database_url: str) -> None:
 
 
 def _postgres_server() -> str | None:
-    import psycopg
-
+    try:
+        import psycopg
+    except ImportError:
+        return None
     url = os.environ.get("DATABASE_URL", "")
     server = url if url.startswith(("postgres://", "postgresql://")) else LOCAL_POSTGRES
     try:
@@ -60,9 +64,13 @@ def _with_database(url: str, name: str) -> str:
 
 
 class _throwaway_postgres:
+    """A database of its own for this run: a fixed name would collide with another engineer's
+    run (or a crashed one's leftovers) on a shared server."""
+
     def __init__(self, server: str):
+        self.name = f"{BENCH_DATABASE_PREFIX}_{os.getpid()}_{secrets.token_hex(4)}"
         self.admin_url = _with_database(server, "postgres")
-        self.url = _with_database(server, BENCH_DATABASE)
+        self.url = _with_database(server, self.name)
 
     def _execute(self, sql: str) -> None:
         import psycopg
@@ -71,12 +79,13 @@ class _throwaway_postgres:
             connection.execute(sql)
 
     def __enter__(self) -> str:
-        self._execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE}")
-        self._execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        self._execute(f'CREATE DATABASE "{self.name}"')
         return self.url
 
     def __exit__(self, *exc_info) -> None:
-        self._execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        # The child has exited, so no session of ours is left; FORCE ends any other one
+        # (PostgreSQL 13+) instead of failing with "being accessed by other users".
+        self._execute(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
 
 def _child() -> None:
@@ -84,6 +93,7 @@ def _child() -> None:
 
     django.setup()
     from django.core.management import call_command
+    from django.db import connections
 
     from editor import formats
     from editor.exporting import export_dataset
@@ -108,6 +118,7 @@ def _child() -> None:
                 export = export_dataset(dataset, spec=spec)
                 out.writelines(export)
             _figure(f"export ({label})", export.count, target.stat().st_size, started)
+    connections.close_all()  # before the parent drops the database
 
 
 def _write_jsonl(path: Path, formats) -> None:

@@ -575,6 +575,7 @@ class _Importer:
                     author=self.author,
                     kind=RevisionKind.IMPORT,
                     note="imported",
+                    checked=True,  # by _prepare, item by item
                 )
         except IntegrityError:
             # Only a concurrent import of the same ids can get here (ids were looked up).
