@@ -28,7 +28,9 @@ def test_specs_lists_every_spec_id(client_in):
 def test_parse_returns_canonical_json_and_diagnostics(client_in):
     text = "<|start|>user<|message|>What is 2 + 2?<|end|>\n<|start|>assistant<|channel|>final<|message|>4.<|return|>"
     response = client_in.post(
-        "/api/v1/formats/parse", {"text": text, "spec": "openchatml-2.2"}, content_type="application/json"
+        "/api/v1/formats/parse",
+        {"text": text, "spec": "openchatml-2.2"},
+        content_type="application/json",
     )
     assert response.status_code == 200
     body = response.json()
@@ -41,7 +43,9 @@ def test_parse_returns_canonical_json_and_diagnostics(client_in):
 def test_parse_reports_truncation_as_a_diagnostic_not_an_error_status(client_in):
     text = "<|start|>assistant<|channel|>final<|message|>Half an ans"
     response = client_in.post(
-        "/api/v1/formats/parse", {"text": text, "spec": "openchatml-2.2"}, content_type="application/json"
+        "/api/v1/formats/parse",
+        {"text": text, "spec": "openchatml-2.2"},
+        content_type="application/json",
     )
     assert response.status_code == 200
     codes = [d["code"] for d in response.json()["diagnostics"]]

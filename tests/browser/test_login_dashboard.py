@@ -36,7 +36,9 @@ def test_wrong_password_shows_a_form_error(live_server, page, local_user):
     expect(page.get_by_role("alert")).to_contain_text("correct username and password")
 
 
-def test_login_shows_dashboard_with_demo_transcripts(live_server, page, demo, local_user, screenshot):
+def test_login_shows_dashboard_with_demo_transcripts(
+    live_server, page, demo, local_user, screenshot
+):
     page.goto(f"{live_server.url}/")
     page.get_by_label("Username").fill("reviewer1")
     page.get_by_label("Password").fill("a-long-test-password")

@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from editor.models import Dataset, Membership, Transcript
 from editor.formats import SPEC_IDS
+from editor.models import Dataset, Membership, Transcript
 
 
 @pytest.fixture
@@ -35,7 +35,9 @@ def test_demo_samples_parse_without_errors(demo):
         assert transcript.error_count == 0, (transcript.spec, transcript.diagnostics)
 
 
-def test_superuser_sees_every_dataset_with_its_transcripts(client, demo, django_assert_max_num_queries):
+def test_superuser_sees_every_dataset_with_its_transcripts(
+    client, demo, django_assert_max_num_queries
+):
     admin = get_user_model().objects.create_superuser("root", password="a-long-test-password")
     client.force_login(admin)
     with django_assert_max_num_queries(6):
