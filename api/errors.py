@@ -11,7 +11,9 @@ class ErrorOut(Schema):
     details: dict | list | None = None
 
 
-def error_response(api: NinjaAPI, request: HttpRequest, status: int, code: str, message: str, details=None):
+def error_response(
+    api: NinjaAPI, request: HttpRequest, status: int, code: str, message: str, details=None
+):
     return api.create_response(
         request, {"code": code, "message": message, "details": details}, status=status
     )
@@ -20,11 +22,15 @@ def error_response(api: NinjaAPI, request: HttpRequest, status: int, code: str, 
 def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(ValidationError)
     def on_validation_error(request, exc: ValidationError):
-        return error_response(api, request, 422, "invalid-request", "The request is not valid.", exc.errors)
+        return error_response(
+            api, request, 422, "invalid-request", "The request is not valid.", exc.errors
+        )
 
     @api.exception_handler(AuthenticationError)
     def on_authentication_error(request, exc):
-        return error_response(api, request, 401, "unauthenticated", "Log in or send a bearer token.")
+        return error_response(
+            api, request, 401, "unauthenticated", "Log in or send a bearer token."
+        )
 
     @api.exception_handler(HttpError)
     def on_http_error(request, exc: HttpError):

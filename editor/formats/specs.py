@@ -28,7 +28,9 @@ SPEC_IDS = (
 )
 
 # Token-text formats round-trip byte for byte; JSON formats round-trip by value.
-TEXT_SPECS = frozenset({"chatml", "openchatml-0.1", "openchatml-2.0", "openchatml-2.2", "harmony", "mms-tokens"})
+TEXT_SPECS = frozenset(
+    {"chatml", "openchatml-0.1", "openchatml-2.0", "openchatml-2.2", "harmony", "mms-tokens"}
+)
 JSON_SPECS = frozenset(SPEC_IDS) - TEXT_SPECS
 
 _CODEC_MODULES = (

@@ -54,7 +54,9 @@ def test_invalid_fixture_gives_expected_diagnostics(case):
     _, diagnostics = formats.parse(text, spec=spec)
     reported = [d for d in diagnostics if d.severity in (ERROR, WARNING)]
     wanted = expected["diagnostics"]
-    got = [{key: getattr(d, key) for key in want} for d, want in zip(reported, wanted, strict=False)]
+    got = [
+        {key: getattr(d, key) for key in want} for d, want in zip(reported, wanted, strict=False)
+    ]
     assert [d.code for d in reported] == [w["code"] for w in wanted]
     assert got == wanted
     if expected.get("detect", True):

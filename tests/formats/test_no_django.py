@@ -24,7 +24,12 @@ print("ok")
 def test_formats_imports_in_a_fresh_interpreter_without_django():
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run(
-        [sys.executable, "-c", PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", PROGRAM],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

@@ -35,4 +35,6 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save(update_fields=["password"])
         self.stdout.write(self.style.SUCCESS(f"Local login: {username} / {password}"))
-        self.stdout.write("  (shown only now; keep it, or reset it with `ensure_local_login --reset`)")
+        self.stdout.write(
+            "  (shown only now; keep it, or reset it with `ensure_local_login --reset`)"
+        )
