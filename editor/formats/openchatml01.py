@@ -34,6 +34,8 @@ FILE_SEPARATOR = token("file_separator")
 FIM_ROLES = ("fim_prefix", "fim_middle", "fim_suffix")
 FILE_ROLE = "file"
 FILE_ATTR = "file"  # the number of the file a segment belongs to
+NEWLINE = "newline"  # layout key: the document's line break when it is not LF
+CRLF = "\r\n"
 OPENERS = frozenset({"im_start", "file_separator", *FIM_ROLES})
 VOCABULARY = frozenset({*OPENERS, "im_end"})
 ATTRIBUTE_RE = re.compile(r"\S+")
@@ -45,6 +47,11 @@ JSON_CHECKS = {"function_call": "assistant", "function_output": "tool", "functio
 def parse(text: str, sink: Diagnostics) -> Transcript:
     """document = ["[BOS]"] prefix *(chat / fim / file) ["[EOS]" suffix]"""
     transcript = Transcript(spec=SPEC)
+    # The document's line break (its first one): new and edited messages are written with it,
+    # so that editing a CRLF file does not mix line endings.
+    first_break = text.find("\n")
+    if first_break > 0 and text[first_break - 1] == "\r":
+        transcript.layout[NEWLINE] = CRLF
     tokens = [t for t in scan(text, VOCABULARY) if t.kind != UNKNOWN]
     pos = 0
     if text.startswith(BOS):
@@ -281,7 +288,7 @@ def has_structure(message: Message) -> bool:
 # --- writing -------------------------------------------------------------------------------
 
 
-def message_text(message: Message) -> str:
+def message_text(message: Message, newline: str = "\n") -> str:
     if message.role in FIM_ROLES:
         return token(message.role) + message.content
     if message.role == FILE_ROLE:
@@ -292,21 +299,23 @@ def message_text(message: Message) -> str:
         header.append(f"name={message.name}")
     header += [f"{k}={v}" for k, v in message.attrs.items() if k != FILE_ATTR]
     end = IM_END if message.end is not None else ""
-    return f"{IM_START}{' '.join(header)}\n{message.content}{end}"
+    return f"{IM_START}{' '.join(header)}{newline}{message.content}{end}"
 
 
 def serialize(transcript: Transcript) -> str:
     layout = transcript.layout
+    newline = layout.get(NEWLINE, "\n")
     out = [BOS if transcript.attrs.get("bos") else "", layout.get("prefix", "")]
     last = len(transcript.messages) - 1
     for i, message in enumerate(transcript.messages):
-        out.append(message.source.raw if message.is_unchanged_from(SPEC) else message_text(message))
+        unchanged = message.is_unchanged_from(SPEC)
+        out.append(message.source.raw if unchanged else message_text(message, newline))
         if message.role in FIM_ROLES or message.role == FILE_ROLE:
             continue  # a segment runs up to the next token: it has no gap
         if message.source is not None:
             out.append(message.gap)
         elif i < last:
-            out.append("\n")
+            out.append(newline)
     if transcript.attrs.get("eos"):
         out += [EOS, layout.get("suffix", "")]
     return "".join(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from editor import formats
+from editor.formats.model import Message
 from editor.formats.openchatml01 import message_parts
 
 SPEC = "openchatml-0.1"
@@ -29,6 +30,24 @@ def test_an_edit_changes_only_that_message():
     transcript, _ = parse(text)
     transcript.messages[0].content = "changed\n"
     assert formats.serialize(transcript) == text.replace("\nA\n", "\nchanged\n")
+
+
+def test_an_edited_or_new_message_in_a_crlf_document_uses_crlf():
+    text = "[BOS]<|im_start|>user name=E\r\nhi\r\n<|im_end|>\r\n<|im_start|>assistant\r\nyo\r\n<|im_end|>[EOS]"
+    transcript, _ = parse(text)
+    transcript.messages[0].content = "hey\r\n"
+    transcript.messages.insert(1, Message("user", "more\r\n", end="end"))
+    assert formats.serialize(transcript) == (
+        "[BOS]<|im_start|>user name=E\r\nhey\r\n<|im_end|>\r\n"
+        "<|im_start|>user\r\nmore\r\n<|im_end|>\r\n"
+        "<|im_start|>assistant\r\nyo\r\n<|im_end|>[EOS]"
+    )
+
+
+def test_the_first_line_break_decides_the_convention():
+    transcript, _ = parse("<|im_start|>user\nx\r\n<|im_end|>")
+    transcript.messages[0].content = "y"
+    assert formats.serialize(transcript) == "<|im_start|>user\ny<|im_end|>"
 
 
 def test_unknown_header_attributes_are_kept_and_a_bare_word_is_an_error():
