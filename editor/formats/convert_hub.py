@@ -17,8 +17,10 @@ Lifting (source → hub):
 | mms assistant ``tool:fmt`` | commentary call ``to=functions.tool call_id=call_N``, ``<|constrain|>json`` when fmt is json, content_type fmt otherwise |
 | mms assistant in any other format | ``final``, content_type = the format unless it is the default ``markdown``; ``end_turn`` → ``<|return|>`` |
 | sharegpt ``function_call`` | its value's ``arguments`` become the body, ``<|constrain|>json`` |
-| mms context | ``tool`` reply on commentary: to the call just before it (name, call_id) or, with no call before it, ``name=`` the context name and no call_id |
+| mms context | ``tool`` reply on commentary to the call just before it (name, call_id); with no call before it, a ``user`` message with ``name=`` the context name (``attrs.context`` marks it; targets other than MMS report the approximation) |
 | everything else | as is |
+| openai-messages ``reasoning_effort`` (low/medium/high), ``current_date`` | header ``generation_settings`` of the same names |
+| a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub |
 
 Generated call ids are ``call_1``, ``call_2``, … in call order; replies pair with calls in order.
 """
@@ -30,15 +32,20 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import v01body
+from . import harmony_prompt, v01body
 from .bodytext import logical_text
 from .model import CALL, END, RETURN, Message, Transcript
 from .toolschemas import declared_tools
+from .typescript import parse_namespaces
 
 FUNCTIONS = "functions."
 GENERATED_ID = "call_{}"
 V01 = "openchatml-0.1"
 SHAREGPT = "sharegpt"
+OPENAI = "openai-messages"
+SETTINGS = "generation_settings"  # 2.2 §2 header key
+REASONING_EFFORT = "reasoning_effort"
+CURRENT_DATE = "current_date"  # extension: the date gpt-oss's system message states
 V01_SEGMENTS = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
 MMS_ROLES = {"platform": "system"}
@@ -66,9 +73,10 @@ class Loss:
 @dataclass
 class Hub:
     messages: list[tuple[Message, int]]  # (hub message, source index)
-    header: dict[str, Any]
+    header: dict[str, Any]  # 2.2 header; prompt settings in generation_settings
     tools: list[dict[str, Any]]  # OpenAI-style tool declarations carried at document level
     attrs: dict[str, Any]
+    source: str = ""  # the source spec id: some conventions depend on where roles came from
 
 
 def _copy(message: Message, **changes: Any) -> Message:
@@ -121,7 +129,7 @@ class _Ids:
 def lift(transcript: Transcript) -> Hub:
     tools = declared_tools(transcript)
     attrs = {k: v for k, v in transcript.attrs.items() if k != "tools"}
-    hub = Hub([], dict(transcript.header), tools, attrs)
+    hub = Hub([], dict(transcript.header), tools, attrs, transcript.spec)
     if transcript.spec == V01:
         _lift_v01(transcript, hub)
     elif transcript.spec in MMS_SPECS:
@@ -131,7 +139,64 @@ def lift(transcript: Transcript) -> Hub:
     else:
         for i, m in enumerate(transcript.messages):
             hub.messages.append((_copy(m, content=logical_text(transcript.spec, m.content)), i))
+    if transcript.spec == OPENAI:
+        _lift_request_settings(hub)
+    _lift_gpt_oss_system(hub)
     return hub
+
+
+def generation_settings(header: dict[str, Any]) -> dict[str, Any]:
+    settings = header.get(SETTINGS)
+    return settings if isinstance(settings, dict) else {}
+
+
+def _set_setting(hub: Hub, key: str, value: str) -> None:
+    # a copy: the source transcript's header must not change
+    hub.header[SETTINGS] = {**generation_settings(hub.header), key: value}
+
+
+def _lift_request_settings(hub: Hub) -> None:
+    """openai-messages request settings that feed the gpt-oss system message → the header's
+    ``generation_settings`` (an effort gpt-oss does not know, e.g. ``minimal``, stays an attr
+    and is reported by the target)."""
+    effort = hub.attrs.get(REASONING_EFFORT)
+    if effort in harmony_prompt.REASONING_EFFORTS:
+        _set_setting(hub, REASONING_EFFORT, hub.attrs.pop(REASONING_EFFORT))
+    if isinstance(hub.attrs.get(CURRENT_DATE), str) and hub.attrs[CURRENT_DATE]:
+        _set_setting(hub, CURRENT_DATE, hub.attrs.pop(CURRENT_DATE))
+
+
+def declares_functions(messages: list[Message], tools: list[dict[str, Any]]) -> bool:
+    """Whether function tools exist (gpt-oss's system message then routes them)."""
+    return bool(tools) or any(
+        signature.namespace == harmony_prompt.FUNCTIONS_NAMESPACE
+        for m in messages
+        if m.role in ("system", "developer")
+        for signature in parse_namespaces(m.content)
+    )
+
+
+def _lift_gpt_oss_system(hub: Hub) -> None:
+    """A first system message that is exactly the gpt-oss one (``harmony_prompt``) is a
+    rendering of settings, not content: it becomes ``generation_settings`` (reasoning effort,
+    current date) and the Harmony writer generates it again. Kept as a message when it
+    disagrees with the header or with the tools actually declared."""
+    if not hub.messages or hub.messages[0][0].role != "system":
+        return
+    found = harmony_prompt.read_system_message(hub.messages[0][0].content)
+    if found is None:
+        return
+    rest = [m for m, _ in hub.messages[1:]]
+    if found.has_functions != declares_functions(rest, hub.tools):
+        return
+    wanted = {REASONING_EFFORT: found.reasoning_effort, CURRENT_DATE: found.current_date}
+    settings = generation_settings(hub.header)
+    if any(key in settings and settings[key] != value for key, value in wanted.items()):
+        return
+    del hub.messages[0]
+    for key, value in wanted.items():
+        if value is not None:
+            _set_setting(hub, key, value)
 
 
 def _compact(value: Any) -> str:
@@ -228,9 +293,10 @@ def _lift_mms(transcript: Transcript, hub: Hub) -> None:
                 call_id, recipient = ids.reply(last_call[1])
                 out = _copy(m, role="tool", channel="commentary", name=recipient, call_id=call_id)
             else:
-                out = _copy(
-                    m, role="tool", channel="commentary", attrs={**m.attrs, "context": True}
-                )
+                # Nothing to reply to: a tool reply here would answer no call (every target's
+                # validator rejects that). The context is information from the developer,
+                # below the user in MMS's chain of command: a user message named like it.
+                out = _copy(m, role="user", attrs={**m.attrs, CONTEXT: True})
             last_call = None
         else:
             out = _copy(m, role=role)

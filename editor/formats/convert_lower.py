@@ -10,7 +10,7 @@ What each target can hold (a field outside its row is dropped and reported):
 | openai-messages | analysis → reasoning, final | calls only | yes (generated) | no | no | json | yes | ``tools`` | plain |
 | sharegpt | no (analysis dropped) | calls | no | no | no | no | no | no | plain |
 | chatml, chatml-json | no (analysis, other commentary, calls, replies dropped) | no | no | no | no | no | no | no | rewritten (chatml); plain (JSON) |
-| mms, mms-tokens | no (analysis dropped) | calls as ``tool:fmt`` | no | no | via ``tool:fmt`` | json | context name | no | plain (mms); rewritten (tokens) |
+| mms, mms-tokens | no (analysis dropped) | calls as ``tool:fmt`` | no | no | via ``tool:fmt`` | json | named user → context | no | plain (mms); rewritten (tokens) |
 | openchatml-0.1 | analysis → thought blocks | calls as ``<|function_call|>`` | no | no | no | no | yes | ``<|function_list|>`` in the system message | rewritten |
 
 "Rewritten" (documented escape for specs without one): ``<|name|>`` in a body becomes
@@ -21,6 +21,11 @@ replies → ``functions.X`` role for Harmony and 2.0, ``tool`` elsewhere, ``cont
 A commentary message with ``intent=preamble`` becomes a plain assistant message where
 channels do not exist (channel and intent reported). Call ids that are exactly the ones the
 hub would generate (``call_1``… in order) are not reported when dropped.
+
+Harmony follows gpt-oss's conventions (``harmony_instructions``, ``harmony_system``,
+``harmony_ends``; docs/formats.md "Harmony prompt conventions"): a generated system message,
+the leading prompt of a spec without Harmony's roles as the developer ``# Instructions``, tool
+replies ``to=assistant``, the last final ``<|return|>`` and earlier ones ``<|end|>``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,17 @@ from typing import Any
 
 from . import harmony_prompt
 from .bodytext import written_text
-from .convert_hub import GENERATED_ID, Hub, Loss, qualified
+from .convert_hub import (
+    CURRENT_DATE,
+    GENERATED_ID,
+    REASONING_EFFORT,
+    SETTINGS,
+    Hub,
+    Loss,
+    declares_functions,
+    generation_settings,
+    qualified,
+)
 from .model import CALL, END, RETURN, Message, Transcript
 from .scanner import TOKEN_RE
 from .typescript import parse_namespaces
@@ -79,7 +94,12 @@ LAYOUT_ATTRS = frozenset(
     }
 )  # fmt: skip
 VERSION = {OCM22: "2.2", OCM20: "2.0"}
+PROMPT_SETTINGS = (REASONING_EFFORT, CURRENT_DATE)  # what gpt-oss's system message states
+# Sources that tell a final's <|end|> from its <|return|> (MMS: end_turn): changing one is a loss.
+ENDS_DISTINGUISHED = frozenset({OCM22, OCM20, HARMONY, OCM_JSON, MMS, MMS_TOKENS})
+ONE_TERMINATOR = frozenset({CHATML, CHATML_JSON, OPENAI, SHAREGPT, V01})
 MMS_DEFAULT_FORMAT = "markdown"
+CONTEXT = "context"  # attrs mark of a user message that was an MMS context (convert_hub)
 LAST_END_TURN_LOSS = (
     "<|end|> written as <|end_turn|> (mms-tokens has no complete last message without it)"
 )
@@ -113,11 +133,32 @@ class _Lowering:
         self.losses: list[Loss] = []
         self.out: list[Message] = []
         self.call_count = 0
+        self.indices: list[int] = []  # source index of each message in ``out``
+        self.recovered = self.prepare()
         self.regenerated = _regenerated_ids(hub)
         self.position = 0
 
     def loss(self, index: int | None, field: str, detail: str) -> None:
         self.losses.append(Loss(index, field, detail))
+
+    def prepare(self) -> list[dict[str, Any]]:
+        """openai-messages: the tools of developer ``# Tools`` sections (returned; the sections
+        leave the messages). From Harmony, for a target without its developer role: a leading
+        developer message with ``# Instructions`` is the system prompt (the inverse of
+        ``harmony_instructions``)."""
+        if self.to in OCM_FAMILY:
+            return []
+        first = self.hub.messages[0][0] if self.hub.messages else None
+        instructions = (
+            self.hub.source == HARMONY
+            and first is not None
+            and first.role == "developer"
+            and first.content.startswith(INSTRUCTIONS_HEADING)
+        )
+        recovered = _tools_from_developer(self.hub.messages) if self.to == OPENAI else []
+        if instructions and first.content and TOOLS_HEADING not in first.content:
+            first.role, first.content = "system", first.content.removeprefix(INSTRUCTIONS_HEADING)
+        return recovered
 
     # --- per message --------------------------------------------------------------------
     def run(self) -> Transcript:
@@ -128,7 +169,11 @@ class _Lowering:
             self.number_calls()
         header = self.header()
         attrs = self.document_attrs()
+        if self.to == OPENAI:
+            attrs.update(self.prompt_settings())
         self.tools(attrs)
+        if self.to == HARMONY:
+            self.harmony_system()
         messages = self.out
         if self.to == V01:
             messages = _merge_v01(messages)
@@ -165,6 +210,7 @@ class _Lowering:
         else:
             m.content = self.body(m.content, index)
         self.out.append(m)
+        self.indices.append(index)
 
     def role(self, m: Message, index: int) -> Message:
         to = self.to
@@ -173,13 +219,26 @@ class _Lowering:
             if to in (HARMONY, OCM20) and tool is not None:
                 m.role, m.name = qualified(tool), None
             elif to in (MMS, MMS_TOKENS):
-                m.role = "context"
-                if not m.attrs.get("context"):
-                    m.name = None  # the tool is the one the preceding call went to
+                m.role, m.name = "context", None  # the tool is the one the preceding call went to
             elif m.role != "tool":
                 m.role, m.name = "tool", qualified(tool) if tool else None
             return m
-        if m.role == "developer" and to in (CHATML, CHATML_JSON, V01, SHAREGPT):
+        if m.role == "user" and m.attrs.get(CONTEXT):
+            if to in (MMS, MMS_TOKENS):
+                m.role = "context"
+                return m
+            named = f" named {m.name}" if m.name else ""
+            self.loss(
+                index,
+                "role",
+                f"MMS context with no call before it written as a user message{named}",
+            )
+        elif m.role == "user" and m.name is not None and to in (MMS, MMS_TOKENS):
+            # MMS user messages have no name; a named context is how MMS names a message, and
+            # it is what a context with no call before it was written as elsewhere.
+            self.loss(index, "role", f"user message named {m.name} written as a context message")
+            m.role = "context"
+        elif m.role == "developer" and to in (CHATML, CHATML_JSON, V01, SHAREGPT):
             self.loss(index, "role", f"developer written as system ({to} has no developer role)")
             m.role = "system"
         elif m.role == "system" and to in (MMS, MMS_TOKENS):
@@ -214,6 +273,8 @@ class _Lowering:
             m.channel = "commentary"  # 2.2 §8.1: calls and replies travel on commentary
         elif to == HARMONY and m.channel is None and m.role == "assistant":
             m.channel = "final"  # HIP-1 §2: Harmony always names the channel; none means final
+        if to == HARMONY:
+            self.harmony_ends(m, index, reply)
         if to == OPENAI and m.channel is not None and m.channel != "analysis" and not is_call(m):
             if m.channel != "final" and not reply:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
@@ -222,8 +283,12 @@ class _Lowering:
             if m.channel != "final" and not is_call(m) and not reply:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
             m.channel = None
-        if to in (CHATML, CHATML_JSON) and m.end == RETURN:
-            m.end = END  # ChatML has one terminator: nothing to report
+        if to in ONE_TERMINATOR and m.end == RETURN:
+            if self.hub.source in ENDS_DISTINGUISHED:
+                self.loss(
+                    index, "end", f"<|return|> written as a plain end ({to} has no stop token)"
+                )
+            m.end = END
         for key in list(m.attrs):
             if key in LAYOUT_ATTRS:
                 continue
@@ -234,6 +299,24 @@ class _Lowering:
         for key in LAYOUT_ATTRS & set(m.attrs):
             del m.attrs[key]
         return m
+
+    def harmony_ends(self, m: Message, index: int, reply: bool) -> None:
+        """gpt-oss writes a reply ``functions.X to=assistant``, ends the last final of a finished
+        conversation with ``<|return|>`` (a completed generation) and every earlier final with
+        ``<|end|>`` (history, as its chat template renders it)."""
+        if reply and m.recipient is None:
+            m.recipient = "assistant"
+        if (
+            m.role != "assistant"
+            or m.channel != "final"
+            or is_call(m)
+            or m.end not in (END, RETURN)
+        ):
+            return
+        end = RETURN if self.is_last() else END
+        if m.end != end and self.hub.source in ENDS_DISTINGUISHED:
+            self.loss(index, "end", f"<|{m.end}|> written as <|{end}|> (gpt-oss convention)")
+        m.end = end
 
     def mms_format(self, m: Message) -> None:
         if m.role != "assistant":
@@ -361,29 +444,40 @@ class _Lowering:
             return {key: True for key in V01_DOCUMENT_ATTRS}
         return {}
 
+    def prompt_settings(self) -> dict[str, Any]:
+        """The ``generation_settings`` a gpt-oss system message states (see ``convert_hub``)."""
+        settings = generation_settings(self.hub.header)
+        return {key: settings[key] for key in PROMPT_SETTINGS if key in settings}
+
     def header(self) -> dict[str, Any]:
         if self.to not in VERSION:
-            if self.hub.header:
+            rest = dict(self.hub.header)
+            if self.to in (HARMONY, OPENAI):  # they state the prompt settings elsewhere
+                settings = generation_settings(rest)
+                settings = {k: v for k, v in settings.items() if k not in PROMPT_SETTINGS}
+                rest.pop(SETTINGS, None)
+                if settings:
+                    rest[SETTINGS] = settings
+            if rest:
                 self.loss(
-                    None,
-                    "header",
-                    f"document header dropped ({self.to} has none): {sorted(self.hub.header)}",
+                    None, "header", f"document header dropped ({self.to} has none): {sorted(rest)}"
                 )
             return {}
-        header = dict(self.hub.header)
-        header["version"] = VERSION[self.to]
-        return header
+        rest = {k: v for k, v in self.hub.header.items() if k != "version"}
+        return {"version": VERSION[self.to], **rest}
 
     def tools(self, attrs: dict[str, Any]) -> None:
         tools = self.hub.tools
         if self.to == OPENAI:
-            recovered = _tools_from_developer(self.out)
+            recovered = self.recovered
             if tools or recovered:
                 attrs["tools"] = tools + [t for t in recovered if t not in tools]
             return
-        if not tools:
+        if not tools and self.to != HARMONY:
             return
-        if self.to in (OCM22, OCM20, HARMONY, OCM_JSON):
+        if self.to == HARMONY:
+            self.harmony_instructions(tools)
+        elif self.to in (OCM22, OCM20, OCM_JSON):
             _tools_into_developer(self.out, tools)
         elif self.to == V01:
             _tools_into_v01_system(self.out, tools)
@@ -393,6 +487,49 @@ class _Lowering:
                 "tools",
                 f"{len(tools)} tool declaration(s) dropped ({self.to} cannot declare tools)",
             )
+
+    def harmony_instructions(self, tools: list[dict[str, Any]]) -> None:
+        """gpt-oss's developer message: the system (or developer) prompt of a spec without
+        Harmony's roles, when it leads the conversation, is its ``# Instructions`` (as gpt-oss's
+        chat template reads OpenAI messages); ``tools`` its ``# Tools``. Harmony-family sources
+        keep their roles and get the tools in their first developer message."""
+        first = self.out[0] if self.out else None
+        if (
+            self.hub.source in OCM_FAMILY
+            or first is None
+            or first.role not in ("system", "developer")
+            or not first.content.strip()
+        ):
+            if tools:
+                _tools_into_developer(self.out, tools)
+            return
+        if first.role == "developer":
+            self.loss(
+                self.indices[0], "role", "developer prompt written as the Harmony instructions "
+                "(the way back gives a system message)",
+            )  # fmt: skip
+        self.out[0] = Message(
+            role="developer", content=harmony_prompt.developer_message(first.content, tools)
+        )
+
+    def harmony_system(self) -> None:
+        """gpt-oss's system message, generated from ``generation_settings`` (effort: medium
+        when none is given; the date line only with a date, so conversion is deterministic)."""
+        first = self.out[0] if self.out else None
+        if (
+            first is not None
+            and first.role == "system"
+            and harmony_prompt.read_system_message(first.content)
+        ):
+            return  # the source's own, kept because it disagreed with its settings
+        settings = self.prompt_settings()
+        effort = settings.get(REASONING_EFFORT, harmony_prompt.DEFAULT_REASONING_EFFORT)
+        text = harmony_prompt.system_message(
+            reasoning_effort=effort,
+            current_date=settings.get(CURRENT_DATE),
+            has_functions=declares_functions(self.out, []),
+        )
+        self.out.insert(0, Message(role="system", content=text))
 
 
 def _regenerated_ids(hub: Hub) -> dict[int, str]:
@@ -433,11 +570,12 @@ def _tools_into_developer(messages: list[Message], tools: list[dict[str, Any]]) 
     messages.insert(at, Message(role="developer", content=section))
 
 
-def _tools_from_developer(messages: list[Message]) -> list[dict[str, Any]]:
+def _tools_from_developer(messages: list[tuple[Message, int]]) -> list[dict[str, Any]]:
     """The reverse: tools declared in a developer ``# Tools`` section become OpenAI ``tools``;
     the section (and an ``# Instructions`` heading) leaves the message, an empty one goes."""
     found: list[dict[str, Any]] = []
-    for m in list(messages):
+    for pair in list(messages):
+        m = pair[0]
         if m.role != "developer" or TOOLS_HEADING not in m.content:
             continue
         at = m.content.find(TOOLS_HEADING)
@@ -449,7 +587,7 @@ def _tools_from_developer(messages: list[Message]) -> list[dict[str, Any]]:
         if rest.strip():
             m.content = rest
         else:
-            messages.remove(m)
+            messages.remove(pair)
     return found
 
 

@@ -12,7 +12,8 @@ System message (``system_message``)::
     Calls to these tools must go to the commentary channel: 'functions'.
 
 (the date line only when a date is given, the reasoning line only with an effort, the last
-line only when function tools exist).
+line only when function tools exist). ``read_system_message`` is its inverse: the settings
+such a message was written from, or None for any other text.
 
 Developer message (``developer_message``)::
 
@@ -47,9 +48,14 @@ reads this back.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+REASONING_EFFORTS = ("low", "medium", "high")
+DEFAULT_REASONING_EFFORT = "medium"  # what gpt-oss's chat template uses when none is given
+DATE_PREFIX = "Current date: "
+REASONING_PREFIX = "Reasoning: "
 KNOWLEDGE_CUTOFF = "2024-06"
 CHANNELS = ("analysis", "commentary", "final")
 FUNCTIONS_NAMESPACE = "functions"
@@ -72,9 +78,9 @@ def system_message(
 ) -> str:
     lines = [identity, f"Knowledge cutoff: {knowledge_cutoff}"]
     if current_date:
-        lines.append(f"Current date: {current_date}")
+        lines.append(DATE_PREFIX + current_date)
     if reasoning_effort:
-        lines += ["", f"Reasoning: {reasoning_effort}"]
+        lines += ["", REASONING_PREFIX + reasoning_effort]
     lines += [
         "",
         f"# Valid channels: {', '.join(CHANNELS)}. Channel must be included for every message.",
@@ -84,6 +90,36 @@ def system_message(
             f"Calls to these tools must go to the commentary channel: '{FUNCTIONS_NAMESPACE}'."
         )
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SystemSettings:
+    """What a generated system message says beyond the fixed conventions."""
+
+    reasoning_effort: str
+    current_date: str | None
+    has_functions: bool
+
+
+def read_system_message(text: str) -> SystemSettings | None:
+    """The settings ``system_message`` wrote ``text`` from (default identity and cutoff, an
+    effort), or None when ``text`` is anything else: only an exact regeneration counts, so
+    reading a message as settings and writing it back never changes it."""
+    lines = text.split("\n")
+    date_line = lines[2] if len(lines) > 2 and lines[2].startswith(DATE_PREFIX) else None
+    at = 4 if date_line is None else 5
+    if len(lines) <= at or not lines[at - 1].startswith(REASONING_PREFIX):
+        return None
+    effort = lines[at - 1].removeprefix(REASONING_PREFIX)
+    if effort not in REASONING_EFFORTS:
+        return None
+    date = None if date_line is None else date_line.removeprefix(DATE_PREFIX)
+    for has_functions in (False, True):
+        if text == system_message(
+            reasoning_effort=effort, current_date=date, has_functions=has_functions
+        ):
+            return SystemSettings(effort, date, has_functions)
+    return None
 
 
 def developer_message(instructions: str | None, tools: list[dict[str, Any]]) -> str:

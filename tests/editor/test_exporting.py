@@ -123,7 +123,8 @@ def test_messages_format_is_the_chat_dataset_shape(demo_dataset):
     rows = [json.loads(line) for line in export_text(demo_dataset, format="messages").splitlines()]
     assert len(rows) == len(readable_specs())
     for row in rows:
-        assert set(row) <= {"messages", "tools"}
+        # the gpt-oss system message of a Harmony source, as settings (docs/formats.md)
+        assert set(row) <= {"messages", "tools", "reasoning_effort", "current_date"}
         assert all(isinstance(m["role"], str) for m in row["messages"])
     assert any("tools" in row for row in rows)
 

@@ -15,9 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from editor import formats
+from editor.formats import harmony_prompt
 from editor.formats.bodytext import written_text
 from editor.formats.convert import convert, map_transcript
 from editor.formats.model import Message, Transcript
+from editor.formats.validate import validate
+from editor.formats.validate_context import is_reply
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "convert"
 CASES = sorted(CORPUS.glob("*.json"))
@@ -107,6 +110,8 @@ def _normal(message: Message, spec: str) -> dict:
     data = message.to_dict()
     if data.get("channel") == "final":
         del data["channel"]  # 2.x §5 rule 2: no channel means final (same meaning)
+    if is_reply(message) and data.get("recipient") == "assistant":
+        del data["recipient"]  # a reply goes back to the assistant: Harmony writes it, 2.2 may
     if spec == "openchatml-0.1":
         data["content"] = message.content.strip()
     return data
@@ -131,3 +136,122 @@ def test_round_trip_keeps_what_b_can_represent(a, b, source):
     text = formats.serialize(through_b, b)
     _, diagnostics = formats.parse(text, b)
     assert not formats.has_errors(diagnostics), [str(d) for d in diagnostics]
+
+
+# --- gpt-oss conventions (harmony_prompt) and the way back ----------------------------------
+FIXTURES = CORPUS.parent
+
+
+def _case(name):
+    case = json.loads((CORPUS / f"{name}.json").read_text("utf-8"))
+    return formats.parse(case["input"], case["from"])[0]
+
+
+def _validates(text, spec):
+    transcript, diagnostics = formats.parse(text, spec)
+    return [str(d) for d in diagnostics + validate(transcript, text=text) if d.severity == "error"]
+
+
+@pytest.mark.parametrize("name", ["harmony-gpt-oss-to-openai", "openai-settings-to-harmony"])
+def test_openai_harmony_round_trip_is_exact(name):
+    source = _case(name)
+    through, _ = convert(source, "harmony" if source.spec != "harmony" else "openai-messages")
+    assert _validates(through, "harmony" if source.spec != "harmony" else "openai-messages") == []
+    back, _ = convert(formats.parse(through)[0], source.spec)
+    original, _ = map_transcript(source, "openchatml-2.2")
+    again, _ = map_transcript(formats.parse(back, source.spec)[0], "openchatml-2.2")
+    assert again.header == original.header
+    assert [m.to_dict() for m in again.messages] == [m.to_dict() for m in original.messages]
+
+
+def test_reasoning_effort_lives_in_the_2_2_header():
+    transcript, _ = formats.parse(
+        "version: 2.2\ngeneration_settings:\n  reasoning_effort: high\n  temperature: 0.7\n"
+        "<|start|>user<|message|>Hi<|end|>\n",
+        "openchatml-2.2",
+    )
+    text, losses = convert(transcript, "harmony")
+    assert "\n\nReasoning: high\n\n" in text
+    assert [str(loss) for loss in losses] == [
+        "document: header: document header dropped (harmony has none): "
+        "['generation_settings', 'version']"
+    ]  # temperature has no place in Harmony
+    text, _ = convert(transcript, "openai-messages")
+    assert json.loads(text)["reasoning_effort"] == "high"
+    openai, _ = formats.parse(
+        json.dumps({"reasoning_effort": "low", "messages": []}), "openai-messages"
+    )
+    assert map_transcript(openai, "openchatml-2.2")[0].header == {
+        "version": "2.2",
+        "generation_settings": {"reasoning_effort": "low"},
+    }
+
+
+def test_an_unknown_effort_is_reported_not_written():
+    openai, _ = formats.parse(
+        json.dumps({"reasoning_effort": "minimal", "messages": [{"role": "user", "content": "x"}]}),
+        "openai-messages",
+    )
+    text, losses = convert(openai, "harmony")
+    assert "Reasoning: medium" in text
+    assert [(loss.message_index, loss.field) for loss in losses] == [
+        (None, "attrs.reasoning_effort")
+    ]
+
+
+def test_a_system_message_that_is_not_the_generated_one_is_content():
+    text = (
+        "<|start|>system<|message|>You are a helpful AI assistant.\nKnowledge cutoff: 2024-06\n\n"
+        "Reasoning: high<|end|><|start|>user<|message|>Hi<|end|>"
+    )
+    transcript, _ = formats.parse(text, "harmony")
+    out, _ = convert(transcript, "openai-messages")
+    assert json.loads(out)["messages"][0] == {
+        "role": "system",
+        "content": "You are a helpful AI assistant.\nKnowledge cutoff: 2024-06\n\nReasoning: high",
+    }
+
+
+def test_a_gpt_oss_system_message_disagreeing_with_the_header_is_kept():
+    transcript, _ = formats.parse(
+        "version: 2.2\ngeneration_settings: {reasoning_effort: high}\n<|start|>system<|message|>"
+        + harmony_prompt.system_message(reasoning_effort="low")
+        + "<|end|>\n<|start|>user<|message|>Hi<|end|>\n",
+        "openchatml-2.2",
+    )
+    text, _ = convert(transcript, "harmony")
+    assert text.count("<|start|>system") == 1 and "Reasoning: low" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "spec"),
+    [
+        ("mms/valid/named-context.json", "mms"),
+        ("mms/valid/inline-tool-use.json", "mms"),
+        ("mms-tokens/valid/named-context.txt", "mms-tokens"),
+    ],
+)
+@pytest.mark.parametrize(
+    "to", ["openchatml-2.2", "openchatml-2.0", "harmony", "openchatml-json", "openai-messages",
+           "openchatml-0.1", "sharegpt", "chatml"],
+)  # fmt: skip
+def test_a_context_with_no_call_before_it_converts_to_valid_text(path, spec, to):
+    transcript, _ = formats.parse((FIXTURES / path).read_text("utf-8"), spec)
+    text, losses = convert(transcript, to)
+    assert _validates(text, to) == []
+    assert any(loss.field == "role" and "context" in loss.detail for loss in losses)
+
+
+def test_a_named_context_comes_back_from_2_2():
+    transcript, _ = formats.parse(
+        (FIXTURES / "mms/valid/named-context.json").read_text("utf-8"), "mms"
+    )
+    text, _ = convert(transcript, "openchatml-2.2")
+    back, _ = convert(formats.parse(text, "openchatml-2.2")[0], "mms")
+    messages = json.loads(back)["messages"]
+    assert messages[2] == {
+        "role": "context",
+        "name": "news_article",
+        "content": "[... news article text ...]",
+    }
+    assert convert(transcript, "mms-tokens")[1] == []  # MMS to MMS: nothing approximated
