@@ -18,7 +18,7 @@ from typing import Any
 
 from . import json_support as js
 from .diagnostics import Diagnostics
-from .model import CALL, END, RETURN, Message, Transcript, stamp
+from .model import CALL, END, RETURN, Message, Transcript, stamp_span
 from .scanner import UNKNOWN, scan, token
 from .specs import Codec
 
@@ -100,7 +100,7 @@ def parse_json(text: str, sink: Diagnostics) -> Transcript:
             message = parse_json_message(item, index, sink)
             if message is not None:
                 transcript.messages.append(
-                    stamp(message, SPEC, item.start, text[item.start : item.end])
+                    stamp_span(message, SPEC, text, item.start, item.end)
                 )
     js.remember(transcript, text, key=key)
     return transcript
@@ -261,7 +261,7 @@ def parse_token_message(
             "The assistant message ends without <|end_turn|>",
             message_index=index,
         )
-    return stamp(message, TOKENS_SPEC, start, text[start:raw_end])
+    return stamp_span(message, TOKENS_SPEC, text, start, raw_end)
 
 
 def message_to_tokens(message: Message) -> str:

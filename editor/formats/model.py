@@ -37,12 +37,16 @@ SEMANTIC_FIELDS = (
 )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Source:
     """Where a message came from: its exact text and the fields it had when parsed.
 
     A serializer for ``spec`` reuses ``raw`` verbatim while the message still has the
     fingerprint it was parsed with, so untouched messages keep every byte.
+
+    ``raw`` is a slice of ``text`` (for the token formats, the whole document, shared by all
+    its messages) taken when asked for: copying every message's text at parse time cost a
+    tenth of the parse (docs/performance.md).
 
     Never changed once made (``dataclasses.replace`` makes a new one). Not ``frozen=True``:
     the parser makes one per message, and a frozen dataclass's ``__init__`` (``object.__setattr__``
@@ -51,8 +55,25 @@ class Source:
 
     spec: str
     start: int  # offset of the first character of the message in the parsed text
-    raw: str
     fingerprint: tuple
+    text: str = field(repr=False, compare=False)
+    begin: int = 0  # the message is text[begin:end]
+    end: int = 0
+
+    @property
+    def raw(self) -> str:
+        return self.text[self.begin : self.end]
+
+    def __eq__(self, other: object) -> bool:
+        # Equal when they say the same; where the text is kept (a slice of which string) is not.
+        if not isinstance(other, Source):
+            return NotImplemented
+        return (self.spec, self.start, self.fingerprint, self.raw) == (
+            other.spec,
+            other.start,
+            other.fingerprint,
+            other.raw,
+        )
 
 
 @dataclass
@@ -126,7 +147,13 @@ def _freeze(value: Any) -> Any:
 
 def stamp(message: Message, spec: str, start: int, raw: str) -> Message:
     """Record that ``message`` was parsed from ``raw`` at ``start`` in a ``spec`` text."""
-    message.source = Source(spec, start, raw, fingerprint(message))
+    message.source = Source(spec, start, fingerprint(message), raw, 0, len(raw))
+    return message
+
+
+def stamp_span(message: Message, spec: str, text: str, start: int, end: int) -> Message:
+    """Record that ``message`` was parsed from ``text[start:end]`` of a ``spec`` text."""
+    message.source = Source(spec, start, fingerprint(message), text, start, end)
     return message
 
 

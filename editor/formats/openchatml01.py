@@ -22,7 +22,7 @@ from typing import Any
 
 from . import v01body
 from .diagnostics import Diagnostics, Edit, Fix
-from .model import END, Message, Transcript, stamp
+from .model import END, Message, Transcript, stamp_span
 from .scanner import UNKNOWN, Token, scan, token
 from .specs import Codec
 
@@ -102,7 +102,7 @@ def _segment(text: str, start: int, stop: int, role: str, file_number: int | Non
     body_start = text.index("|>", start) + 2 if has_token else start
     attrs: dict[str, Any] = {} if file_number is None else {FILE_ATTR: file_number}
     message = Message(role=role, content=text[body_start:stop], end=END, attrs=attrs)
-    return stamp(message, SPEC, start, text[start:stop])
+    return stamp_span(message, SPEC, text, start, stop)
 
 
 def parse_chat(
@@ -144,7 +144,7 @@ def parse_chat(
         message.gap = text[raw_end:limit]
         _check_gap(text, raw_end, limit, index, sink)
     check_function_json(message, body_start, index, sink)
-    return stamp(message, SPEC, start_tok.start, text[start_tok.start : raw_end]), n + 1
+    return stamp_span(message, SPEC, text, start_tok.start, raw_end), n + 1
 
 
 def _first_end(ends: list[Token], start: int, limit: int) -> Token | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from . import header as yaml_header
 from .diagnostics import Diagnostics, Edit, Fix
-from .model import CALL, END, RETURN, Message, Transcript, stamp
+from .model import CALL, END, RETURN, Message, Transcript, stamp_span
 from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, Token, TokenStream, token
 from .specs import Codec
 
@@ -328,7 +328,7 @@ def _fast_message(src: str, at: int, dialect: Dialect) -> tuple[Message, int] | 
         message = Message(
             role, content, channel, None, None, None, None, None, constrain, end_kind, attrs
         )
-    return stamp(message, dialect.spec, at, src[at:end]), end
+    return stamp_span(message, dialect.spec, src, at, end), end
 
 
 def _fast_attributes(words: list[str], fields: dict[str, str]) -> bool:
@@ -399,7 +399,7 @@ def _slow_message(
         body_end = end
         _open_at_end(src, body_start, end, sink, dialect, index)
     message = _build(src, parts, body_start, body_end, end_kind, sink, dialect, index)
-    return stamp(message, dialect.spec, at, src[at:end]), end
+    return stamp_span(message, dialect.spec, src, at, end), end
 
 
 def _check_head_order(src: str, parts: list[_Part], tok: Token, sink: Diagnostics, index: int):
