@@ -28,7 +28,17 @@ from dataclasses import dataclass, field
 from . import header as yaml_header
 from .diagnostics import Diagnostics, Edit, Fix
 from .model import CALL, END, RETURN, Message, Transcript, stamp_span
-from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, Token, TokenStream, token
+from .scanner import (
+    ESCAPE,
+    LITERAL,
+    LITERAL_CLOSE,
+    LITERAL_OPEN,
+    UNKNOWN,
+    UNTERMINATED_LITERAL,
+    Token,
+    TokenStream,
+    token,
+)
 from .specs import Codec
 
 # Token names (the text between `<|` and `|>`).
@@ -58,6 +68,7 @@ HEADER_ATTRS = "header_attrs"  # {key: value} of attributes without a field; val
 CHANNEL_ATTRS = "channel_attrs"  # keys written after <|channel|> rather than in the start header
 ATTR_ORDER = "attr_order"  # keys in written order, kept only when it is not the canonical order
 HEADER_ONLY = "header_only"  # `<|start|>assistant` at the end: a completion prompt, no <|message|>
+CRLF = "\r\n"
 BARE_CONTENT_TYPE = "bare_content_type"  # Harmony `to=python code`: content type without `key=`
 
 WORD_RE = re.compile(r"\S+")  # the words str.split() finds
@@ -150,6 +161,9 @@ def parse_document(src: str, sink: Diagnostics, dialect: Dialect) -> Transcript:
     first_item = len(sink.items)
     messages, lead_end = parse_messages(src, pos, stream, sink, dialect)
     layout["lead"] = src[pos:lead_end]
+    first_newline = src.find("\n")
+    if first_newline > 0 and src[first_newline - 1] == "\r":
+        layout["newline"] = CRLF  # what an edited header and new messages' gaps use too
     if not messages:
         sink.add("E-PARSE-EMPTY", pos, "No message found: a message begins with <|start|>")
     # A message's header problems are found after its body's; report in document order.
@@ -610,23 +624,24 @@ def _copy(value):
 def serialize_document(transcript: Transcript, dialect: Dialect) -> str:
     """Unedited parts are written as they were read; edited ones in the dialect's canonical form."""
     layout = transcript.layout if transcript.layout.get("spec") == dialect.spec else {}
+    newline = layout.get("newline", "\n")
     out: list[str] = []
     if dialect.yaml_header:
         if layout and layout.get("header") == transcript.header:
             out.append(layout["header_text"])
         else:
-            out.append(yaml_header.dump_header(transcript.header, layout.get("header_form")))
+            header = yaml_header.dump_header(transcript.header, layout.get("header_form"))
+            out.append(header.replace("\n", newline))
     out.append(layout.get("lead", ""))
     spec = dialect.spec
+    new_gap = dialect.default_gap.replace("\n", newline)
     for message in transcript.messages:
         if message.is_unchanged_from(spec):
             out.append(message.source.raw)
         else:
             out.append(format_message(message, dialect))
         source = message.source
-        out.append(
-            message.gap if source is not None and source.spec == spec else dialect.default_gap
-        )
+        out.append(message.gap if source is not None and source.spec == spec else new_gap)
     return "".join(out)
 
 
@@ -654,10 +669,20 @@ def format_message(message: Message, dialect: Dialect) -> str:
     if message.constrain is not None and dialect.channels:
         out += [token(CONSTRAIN), message.constrain]
     if message.content or not attrs.get(HEADER_ONLY):
-        out += [token(MESSAGE), message.content]
+        out += [token(MESSAGE), _body(message.content, dialect)]
     if message.end is not None:
         out.append(token(dialect.end_tokens.get(message.end, dialect.end_tokens[END])))
     return "".join(out)
+
+
+def _body(content: str, dialect: Dialect) -> str:
+    """``content`` as written, unless a trailing `<` would join the terminator as an escape
+    (`<<|end|>`): then that `<` run goes in a literal block, which reads back as the same
+    logical text (``scanner.unescape``)."""
+    if not dialect.escapes or not content.endswith("<"):
+        return content
+    kept = content.rstrip("<")
+    return f"{kept}{LITERAL_OPEN}{content[len(kept) :]}{LITERAL_CLOSE}"
 
 
 def _channel_keys(message: Message, dialect: Dialect, present: list[str]) -> list[str]:

@@ -224,3 +224,27 @@ def test_fast_path_agrees_with_the_full_parser(text):
         0,
     )
     assert (fast, fast.source, fast_end) == (slow, slow.source, slow_end)
+
+
+def test_edited_body_ending_in_lt_keeps_its_terminator():
+    """`a<` then `<|end|>` would read as the escape `<<|end|>` and swallow the terminator."""
+    transcript, _ = formats.parse("<|start|>user<|message|>hi<|end|>", spec="openchatml-2.2")
+    transcript.messages[0].content = "a <"
+    text = formats.serialize(transcript)
+    assert text == "<|start|>user<|message|>a <|literal|><<|endliteral|><|end|>"
+    again, diagnostics = formats.parse(text, spec="openchatml-2.2")
+    assert diagnostics == []
+    assert again.messages[0].end == "end"
+    assert unescape(again.messages[0].content, OCM22.vocabulary) == "a <"
+
+
+def test_crlf_document_keeps_crlf_in_an_edited_header_and_new_gaps():
+    src = "---\r\nversion: 2.2\r\n---\r\n<|start|>user<|message|>hi<|end|>\r\n"
+    transcript, _ = formats.parse(src, spec="openchatml-2.2")
+    transcript.header["model"] = "gpt-oss-20b"
+    transcript.messages.append(formats.Message(role="assistant", channel="final", content="yo"))
+    text = formats.serialize(transcript)
+    assert "\n" not in text.replace("\r\n", "")
+    assert text.endswith("<|end|>\r\n<|start|>assistant<|channel|>final<|message|>yo<|end|>\r\n")
+    again, _ = formats.parse(text, spec="openchatml-2.2")
+    assert again.header == {"version": "2.2", "model": "gpt-oss-20b"}
