@@ -34,6 +34,11 @@ class Role(models.TextChoices):
 
 EDITING_ROLES = frozenset({Role.CURATOR, Role.REVIEWER, Role.ANNOTATOR})
 
+# Renderings (editor.formats.render audiences) each role may ask for: a viewer sees what the
+# end user sees; asking for more is E-PERM-VISIBILITY (HTTP 403).
+END_USER_AUDIENCE = "end_user"
+ALL_AUDIENCES = ("end_user", "annotator", "debug")
+
 
 class DatasetQuerySet(models.QuerySet):
     def for_user(self, user) -> DatasetQuerySet:
@@ -93,6 +98,13 @@ class Dataset(models.Model):
 
     def can_curate(self, user) -> bool:
         return self.role_of(user) == Role.CURATOR
+
+    def audiences_for(self, user) -> tuple[str, ...]:
+        """The renderings ``user`` may see: all for editors, the end user's for viewers."""
+        role = self.role_of(user)
+        if role is None:
+            return ()
+        return ALL_AUDIENCES if role in EDITING_ROLES else (END_USER_AUDIENCE,)
 
     @property
     def user_can_edit(self) -> bool:

@@ -8,4 +8,5 @@ urlpatterns = [
     path("datasets/<slug:slug>/import/", views.dataset_import, name="dataset-import"),
     path("datasets/<slug:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
+    path("transcripts/<int:pk>/", views.transcript_detail, name="transcript"),
 ]

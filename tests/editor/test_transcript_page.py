@@ -1,0 +1,96 @@
+"""The transcript page: role-aware renderings, where hidden content is absent, not hidden."""
+
+import pytest
+
+from editor.storage import create_transcript
+
+SECRET = "SECRET-CHAIN-OF-THOUGHT"
+TEXT = (
+    "<|start|>system<|message|>System rules nobody sees.<|end|>\n"
+    "<|start|>user<|message|>What is 2 + 2?<|end|>\n"
+    f"<|start|>assistant<|channel|>analysis<|message|>{SECRET}<|end|>\n"
+    "<|start|>assistant<|channel|>final<|message|>4.<|return|>"
+)
+
+
+@pytest.fixture
+def transcript(dataset, curator):
+    return create_transcript(dataset, author=curator, text=TEXT, spec="openchatml-2.2", title="Sum")
+
+
+def test_end_user_rendering_is_the_default_and_leaves_hidden_text_out(client, transcript, viewer):
+    client.force_login(viewer)
+    response = client.get(f"/transcripts/{transcript.pk}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert SECRET not in html and "System rules" not in html
+    assert 'data-role="user" data-channel="" data-index="1"' in html
+    assert 'data-role="assistant" data-channel="final" data-index="3"' in html
+    assert 'data-index="2"' not in html
+
+
+def test_viewer_asking_for_the_annotator_rendering_gets_403_perm_visibility(
+    client, transcript, viewer
+):
+    client.force_login(viewer)
+    response = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"})
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert 'data-code="E-PERM-VISIBILITY"' in html
+    assert SECRET not in html
+
+
+def test_annotator_sees_everything_marked_hidden_from_end_users(client, transcript, annotator):
+    client.force_login(annotator)
+    html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
+    assert SECRET in html
+    assert 'data-channel="analysis" data-index="2"\n                 data-visible="false"' in html
+    assert "hidden from end users" in html
+
+
+def test_debug_rendering_highlights_control_tokens_of_the_raw_source(client, transcript, curator):
+    client.force_login(curator)
+    html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "debug"}).content.decode()
+    assert '<mark class="tok tok-token">&lt;|start|&gt;</mark>system' in html
+
+
+def test_htmx_tab_switch_gets_only_the_messages_fragment(client, transcript, annotator):
+    client.force_login(annotator)
+    response = client.get(
+        f"/transcripts/{transcript.pk}/", {"audience": "annotator"}, headers={"HX-Request": "true"}
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="card" id="transcript-messages"')
+    assert "<html" not in html
+
+
+def test_unknown_audience_is_a_400(client, transcript, annotator):
+    client.force_login(annotator)
+    assert (
+        client.get(f"/transcripts/{transcript.pk}/", {"audience": "everything"}).status_code == 400
+    )
+
+
+def test_outsider_gets_404(client, transcript, outsider):
+    client.force_login(outsider)
+    assert client.get(f"/transcripts/{transcript.pk}/").status_code == 404
+
+
+def test_diagnostics_carry_their_code(client, dataset, curator):
+    broken = create_transcript(
+        dataset,
+        author=curator,
+        text="<|start|>assistant<|channel|>final<|message|>Half an ans",
+        spec="openchatml-2.2",
+    )
+    client.force_login(curator)
+    html = client.get(f"/transcripts/{broken.pk}/").content.decode()
+    assert 'data-code="E-STREAM-TRUNCATED"' in html
+
+
+def test_page_takes_a_bounded_number_of_queries(
+    client, transcript, annotator, django_assert_max_num_queries
+):
+    client.force_login(annotator)
+    with django_assert_max_num_queries(12):
+        client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"})
