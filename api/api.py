@@ -1,18 +1,24 @@
 """The HTTP API at /api/v1/: one router per area in api/routers/, mounted here."""
 
 from ninja import NinjaAPI
-from ninja.security import django_auth
 
+from .auth import API_AUTH
 from .errors import install_error_handlers
-from .routers import formats
+from .routers import datasets, formats, imports, transcripts
 
 api = NinjaAPI(
     title="OCM transcript workbench API",
     version="1",
-    description="Everything an annotator can do in the browser. Errors are JSON "
-    "`{code, message, details}` with a fitting HTTP status.",
-    auth=django_auth,
+    description="Everything an annotator can do in the browser. Authenticate with a bearer "
+    "token (`Authorization: Bearer <token>`, from `manage.py api_token USERNAME`) or the "
+    "browser session (plus `X-CSRFToken` on unsafe methods). Errors are JSON "
+    "`{code, message, details}` with a fitting HTTP status. Lists take `limit` (1-200, "
+    "default 50) and `offset` and answer `{items, count}`.",
+    auth=API_AUTH,
     urls_namespace="api",
 )
 install_error_handlers(api)
 api.add_router("/formats", formats.router)
+api.add_router("/", datasets.router)
+api.add_router("/", transcripts.router)
+api.add_router("/", imports.router)

@@ -1,14 +1,28 @@
-"""One shape for every API error: `{"code", "message", "details"}` with a fitting status."""
+"""One shape for every API error: `{"code", "message", "details"}` with a fitting status.
 
-from django.http import HttpRequest
+The domain's refusals are ``StorageError``s, each with its own code and status: one
+handler maps them all. There is no catch-all: a bug stays a 500 and is logged as one.
+"""
+
+from django.http import Http404, HttpRequest
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+
+from editor.storage import StorageError
+
+from .auth import InvalidToken
 
 
 class ErrorOut(Schema):
     code: str
     message: str
     details: dict | list | None = None
+
+
+def errors(*statuses: int) -> dict[int, type[ErrorOut]]:
+    """A route's error responses for its ``response=``: those named, plus 401 (every route
+    needs a login or a token)."""
+    return {status: ErrorOut for status in sorted({401, *statuses})}
 
 
 def error_response(
@@ -20,6 +34,14 @@ def error_response(
 
 
 def install_error_handlers(api: NinjaAPI) -> None:
+    @api.exception_handler(StorageError)
+    def on_storage_error(request, exc: StorageError):
+        return error_response(api, request, exc.status, exc.code, exc.message, exc.details)
+
+    @api.exception_handler(Http404)
+    def on_not_found(request, exc: Http404):
+        return error_response(api, request, 404, "not-found", str(exc) or "Not found.")
+
     @api.exception_handler(ValidationError)
     def on_validation_error(request, exc: ValidationError):
         return error_response(
@@ -27,11 +49,11 @@ def install_error_handlers(api: NinjaAPI) -> None:
         )
 
     @api.exception_handler(AuthenticationError)
-    def on_authentication_error(request, exc):
-        return error_response(
-            api, request, 401, "unauthenticated", "Log in or send a bearer token."
-        )
+    def on_authentication_error(request, exc: AuthenticationError):
+        message = str(exc) if isinstance(exc, InvalidToken) else "Log in or send a bearer token."
+        return error_response(api, request, 401, "unauthenticated", message)
 
     @api.exception_handler(HttpError)
     def on_http_error(request, exc: HttpError):
-        return error_response(api, request, exc.status_code, "http-error", str(exc))
+        code = getattr(exc, "code", "http-error")
+        return error_response(api, request, exc.status_code, code, str(exc))

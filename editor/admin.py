@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from editor.models import Dataset, ImportTask, Membership, Message, Revision, Transcript
+from editor.models import (
+    ApiToken,
+    Dataset,
+    ImportTask,
+    Membership,
+    Message,
+    Revision,
+    Transcript,
+)
 
 
 class MembershipInline(admin.TabularInline):
@@ -125,3 +133,25 @@ class ImportTaskAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued by `manage.py api_token` (the only time the token is shown); here
+    they can be found, renamed and revoked. The stored hash is never editable."""
+
+    list_display = ["prefix", "name", "user", "created_at", "last_used_at", "revoked_at"]
+    list_filter = [("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["prefix", "name", "user__username"]
+    list_select_related = ["user"]
+    fields = ["user", "name", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["user", "prefix", "key_hash", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset:
+            token.revoke()

@@ -4,7 +4,7 @@ from ninja import Router, Schema, Status
 
 from editor import formats
 
-from ..errors import ErrorOut
+from ..errors import errors
 
 router = Router(tags=["formats"])
 
@@ -31,19 +31,23 @@ class ParseOut(Schema):
     diagnostics: list[dict]
 
 
-@router.get("/specs", response=list[SpecOut], summary="The supported spec ids")
+@router.get("/specs", response={200: list[SpecOut], **errors()}, summary="The supported spec ids")
 def list_specs(request):
     return [{"id": spec, "text": spec in formats.TEXT_SPECS} for spec in formats.SPEC_IDS]
 
 
-@router.post("/detect", response=DetectOut, summary="Name the spec a text is written in")
+@router.post(
+    "/detect",
+    response={200: DetectOut, **errors(422)},
+    summary="Name the spec a text is written in",
+)
 def detect(request, payload: TextIn):
     return {"spec": formats.detect(payload.text)}
 
 
 @router.post(
     "/parse",
-    response={200: ParseOut, 400: ErrorOut},
+    response={200: ParseOut, **errors(400, 422)},
     summary="Parse a text into the canonical model, with its diagnostics",
 )
 def parse(request, payload: TextIn):

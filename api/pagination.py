@@ -1,0 +1,20 @@
+"""Lists page by ``limit`` (1-200, default 50) and ``offset``; answers ``{items, count}``.
+
+ninja's LimitOffsetPagination silently caps an oversized ``limit``; here it is a 422, so a
+client never mistakes a capped page for the end of the list.
+"""
+
+from ninja import Field, Schema
+from ninja.pagination import LimitOffsetPagination
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+
+
+class LimitOffset(LimitOffsetPagination):
+    class Input(Schema):
+        limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+        offset: int = Field(0, ge=0)
+
+    def __init__(self, **kwargs):
+        super().__init__(max_limit=MAX_LIMIT, **kwargs)

@@ -1,0 +1,234 @@
+"""Transcripts: list and add in a dataset; read, save, delete, render, export, validate one;
+its revision history (list, show, diff, restore)."""
+
+from django.http import Http404
+from ninja import Query, Router, Status
+from ninja.pagination import paginate
+
+from editor.exporting import export_transcript
+from editor.formats.render import render as render_transcript
+from editor.models import Transcript
+from editor.revisions import diff_revisions, list_revisions, restore_revision
+from editor.storage import (
+    TranscriptContent,
+    create_transcript,
+    delete_transcript,
+    save_transcript,
+    undelete_transcript,
+)
+
+from ..access import FULL_CONTENT, require_audience, visible_dataset, visible_transcript
+from ..errors import errors
+from ..pagination import LimitOffset
+from ..schemas import (
+    Audience,
+    DiagnosticsOut,
+    DiffQuery,
+    ExportOut,
+    NoteIn,
+    RenderOut,
+    RestoreIn,
+    RevisionDetailOut,
+    RevisionOut,
+    SpecId,
+    TranscriptCreateIn,
+    TranscriptFilters,
+    TranscriptOut,
+    TranscriptSummaryOut,
+    TranscriptUpdateIn,
+)
+
+router = Router(tags=["transcripts"])
+
+
+def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
+    """A transcript whose whole content (source text included) the caller may read."""
+    transcript = visible_transcript(request.auth, pk, deleted_ok=deleted_ok)
+    require_audience(transcript.dataset, request.auth, FULL_CONTENT)
+    return transcript
+
+
+@router.get(
+    "/datasets/{slug}/transcripts",
+    response={200: list[TranscriptSummaryOut], **errors(404, 422)},
+    summary="The transcripts of a dataset, oldest first",
+)
+@paginate(LimitOffset)
+def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
+    dataset = visible_dataset(request.auth, slug)
+    manager = Transcript.all_objects if filters.deleted else Transcript.objects
+    rows = manager.filter(dataset=dataset).with_counts().with_status(*filters.status)
+    if filters.deleted:
+        rows = rows.deleted()
+    if filters.spec is not None:
+        rows = rows.filter(spec=filters.spec)
+    if filters.has_errors is not None:
+        rows = rows.with_errors() if filters.has_errors else rows.filter(error_count=0)
+    return rows.order_by("pk")
+
+
+@router.post(
+    "/datasets/{slug}/transcripts",
+    response={201: TranscriptOut, **errors(403, 404, 422)},
+    summary="Add a transcript from text (spec detected unless given) or a canonical one",
+)
+def create(request, slug: str, payload: TranscriptCreateIn):
+    dataset = visible_dataset(request.auth, slug)
+    transcript = create_transcript(dataset, author=request.auth, **payload.dict())
+    return Status(201, transcript)
+
+
+@router.get(
+    "/transcripts/{pk}",
+    response={200: TranscriptOut, **errors(403, 404, 410, 422)},
+    summary="A transcript: the canonical model, its source text, version and diagnostics",
+)
+def get_transcript(request, pk: int):
+    return _full(request, pk)
+
+
+@router.put(
+    "/transcripts/{pk}",
+    response={200: TranscriptOut, **errors(403, 404, 409, 410, 422)},
+    summary="Save a change, if the transcript is still at expected_version",
+    description="Send at most one of `text` (in `spec`, the transcript's own by default), "
+    "`messages` (header kept) or `canonical`; `title` and `metadata` replace theirs when "
+    "given. A stale `expected_version` is a 409 `version-conflict` whose details hold "
+    "`expected_version`, `current_version` and `current` (the stored snapshot): nothing "
+    "is overwritten. Saving what is stored changes nothing (same version).",
+)
+def update(request, pk: int, payload: TranscriptUpdateIn):
+    transcript = visible_transcript(request.auth, pk)
+    return save_transcript(transcript, author=request.auth, **payload.dict())
+
+
+@router.delete(
+    "/transcripts/{pk}",
+    response={200: TranscriptOut, **errors(403, 404, 409, 410, 422)},
+    summary="Delete (reversibly) the transcript at expected_version",
+)
+def delete(request, pk: int, expected_version: int, note: str = ""):
+    transcript = visible_transcript(request.auth, pk)
+    return delete_transcript(
+        transcript, author=request.auth, expected_version=expected_version, note=note
+    )
+
+
+@router.post(
+    "/transcripts/{pk}/undelete",
+    response={200: TranscriptOut, **errors(400, 403, 404, 422)},
+    summary="Bring a deleted transcript back (curators)",
+)
+def undelete(request, pk: int, payload: NoteIn | None = None):
+    transcript = visible_transcript(request.auth, pk, deleted_ok=True)
+    return undelete_transcript(
+        transcript, author=request.auth, note=payload.note if payload else ""
+    )
+
+
+@router.get(
+    "/transcripts/{pk}/render",
+    response={200: RenderOut, **errors(403, 404, 410, 422)},
+    exclude_none=True,  # source and spans exist only in the debug rendering
+    summary="The transcript as an audience sees it",
+    description="`end_user`: only what end users see; `annotator`: every message marked "
+    "visible or not, with the reason; `debug`: as annotator plus the source and its control "
+    "tokens. A role that may not see the audience gets 403 `E-PERM-VISIBILITY`.",
+)
+def render(request, pk: int, audience: Audience = "end_user"):
+    transcript = visible_transcript(request.auth, pk)
+    require_audience(transcript.dataset, request.auth, audience)
+    return render_transcript(
+        transcript.canonical(), audience, source_text=transcript.source_text or None
+    ).to_dict()
+
+
+@router.get(
+    "/transcripts/{pk}/export",
+    response={200: ExportOut, **errors(403, 404, 410, 422)},
+    summary="The transcript written in a spec (its own by default), with what is lost",
+)
+def export(request, pk: int, spec: SpecId | None = None, audience: Audience | None = None):
+    transcript = visible_transcript(request.auth, pk)
+    require_audience(transcript.dataset, request.auth, audience or FULL_CONTENT)
+    return export_transcript(transcript, spec=spec, audience=audience)
+
+
+@router.get(
+    "/transcripts/{pk}/validate",
+    response={200: DiagnosticsOut, **errors(403, 404, 410, 422)},
+    summary="Validate the stored transcript now: parse and semantic diagnostics",
+)
+def validate(request, pk: int):
+    transcript = _full(request, pk)
+    # Checked afresh (the validator may know more than when it was saved), the way storage
+    # checks content on save: the exact source text with positions, else the messages.
+    content = (
+        TranscriptContent.from_text(transcript.source_text, transcript.spec)
+        if transcript.source_is_exact
+        else TranscriptContent.from_canonical(transcript.canonical())
+    )
+    return {
+        "diagnostics": content.diagnostics,
+        "error_count": content.error_count,
+        "warning_count": content.warning_count,
+    }
+
+
+# --- revisions ------------------------------------------------------------------------------
+
+
+def _revision(transcript: Transcript, number: int):
+    revision = list_revisions(transcript).filter(number=number).first()
+    if revision is None:
+        raise Http404(f"Transcript {transcript.pk} has no revision {number}.")
+    return revision
+
+
+@router.get(
+    "/transcripts/{pk}/revisions",
+    response={200: list[RevisionOut], **errors(404, 422)},
+    summary="The revision history, newest first",
+)
+@paginate(LimitOffset)
+def revisions(request, pk: int):
+    return list_revisions(visible_transcript(request.auth, pk, deleted_ok=True))
+
+
+@router.get(
+    "/transcripts/{pk}/revisions/{number}",
+    response={200: RevisionDetailOut, **errors(403, 404, 422)},
+    summary="One revision with its snapshot",
+)
+def revision(request, pk: int, number: int):
+    return _revision(_full(request, pk, deleted_ok=True), number)
+
+
+@router.get(
+    "/transcripts/{pk}/diff",
+    response={200: dict, **errors(403, 404, 422)},
+    summary="What changed between two revisions",
+    description="Title, spec, header, attrs and metadata changes, per message "
+    "added/removed/changed/unchanged with field changes and content diffs, and a unified "
+    "diff of the source texts.",
+)
+def diff(request, pk: int, between: Query[DiffQuery]):
+    transcript = _full(request, pk, deleted_ok=True)
+    return diff_revisions(
+        _revision(transcript, between.from_), _revision(transcript, between.to)
+    ).to_dict()
+
+
+@router.post(
+    "/transcripts/{pk}/revisions/{number}/restore",
+    response={200: TranscriptOut, **errors(403, 404, 409, 410, 422)},
+    summary="Make an old revision current (a new revision; version-checked)",
+)
+def restore(request, pk: int, number: int, payload: RestoreIn):
+    transcript = visible_transcript(request.auth, pk)
+    return restore_revision(
+        _revision(transcript, number),
+        expected_version=payload.expected_version,
+        author=request.auth,
+        note=payload.note,
+    )
