@@ -1,0 +1,69 @@
+"""The OpenAPI schema lists every route with its error responses; the docs page renders."""
+
+import pytest
+
+from .conftest import PREFIX
+
+pytestmark = pytest.mark.django_db
+
+ROUTES = {
+    ("get", "/datasets"): {401, 422},
+    ("get", "/datasets/{slug}"): {401, 404},
+    ("get", "/datasets/{slug}/export"): {401, 403, 404, 422},
+    ("get", "/datasets/{slug}/transcripts"): {401, 404, 422},
+    ("post", "/datasets/{slug}/transcripts"): {401, 403, 404, 422},
+    ("post", "/datasets/{slug}/imports"): {401, 403, 404, 422},
+    ("get", "/imports/{pk}"): {401, 404, 422},
+    ("get", "/transcripts/{pk}"): {401, 403, 404, 410, 422},
+    ("put", "/transcripts/{pk}"): {401, 403, 404, 409, 410, 422},
+    ("delete", "/transcripts/{pk}"): {401, 403, 404, 409, 410, 422},
+    ("post", "/transcripts/{pk}/undelete"): {400, 401, 403, 404, 422},
+    ("get", "/transcripts/{pk}/render"): {401, 403, 404, 410, 422},
+    ("get", "/transcripts/{pk}/export"): {401, 403, 404, 410, 422},
+    ("get", "/transcripts/{pk}/validate"): {401, 403, 404, 410, 422},
+    ("get", "/transcripts/{pk}/revisions"): {401, 404, 422},
+    ("get", "/transcripts/{pk}/revisions/{number}"): {401, 403, 404, 422},
+    ("get", "/transcripts/{pk}/diff"): {401, 403, 404, 422},
+    ("post", "/transcripts/{pk}/revisions/{number}/restore"): {401, 403, 404, 409, 410, 422},
+    ("get", "/formats/specs"): {401},
+    ("post", "/formats/detect"): {401, 422},
+    ("post", "/formats/parse"): {400, 401, 422},
+}
+
+
+@pytest.fixture
+def schema(as_viewer):
+    response = as_viewer.get("/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_every_route_is_listed_with_its_error_responses(schema):
+    listed = {
+        (method, path.removeprefix(PREFIX)): {int(code) for code in op["responses"]}
+        - {200, 201, 202}
+        for path, operations in schema["paths"].items()
+        for method, op in operations.items()
+    }
+    assert listed == ROUTES
+
+
+def test_error_responses_use_the_one_error_shape(schema):
+    for operations in schema["paths"].values():
+        for op in operations.values():
+            for code, response in op["responses"].items():
+                if int(code) >= 400:
+                    ref = response["content"]["application/json"]["schema"]["$ref"]
+                    assert ref.endswith("/ErrorOut")
+
+
+def test_both_ways_to_authenticate_are_documented(schema):
+    schemes = schema["components"]["securitySchemes"]
+    assert {s["type"] for s in schemes.values()} == {"http", "apiKey"}
+
+
+def test_the_docs_page_renders(client, annotator):
+    client.force_login(annotator)
+    response = client.get(f"{PREFIX}/docs")
+    assert response.status_code == 200
+    assert b"openapi.json" in response.content
