@@ -16,8 +16,10 @@ Lifting (source → hub):
 | mms platform / developer / user | system / developer / user |
 | mms assistant ``tool:fmt`` | commentary call ``to=functions.tool call_id=call_N``, ``<|constrain|>json`` when fmt is json, content_type fmt otherwise |
 | mms assistant in any other format | ``final``, content_type = the format unless it is the default ``markdown``; ``end_turn`` → ``<|return|>`` |
+| mms-tokens ``<|end_turn|>`` after a non-assistant message | a plain end |
 | sharegpt ``function_call`` | its value's ``arguments`` become the body, ``<|constrain|>json`` |
 | mms context | ``tool`` reply on commentary to the call just before it (name, call_id); with no call before it, a ``user`` message with ``name=`` the context name (``attrs.context`` marks it; targets other than MMS report the approximation) |
+| chatml ``system:NAME`` role | ``system`` with ``name=NAME`` (OpenAI's form of the few-shot examples) |
 | everything else | as is |
 | openai-messages ``reasoning_effort`` (low/medium/high), ``current_date`` | header ``generation_settings`` of the same names |
 | a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub |
@@ -48,6 +50,7 @@ REASONING_EFFORT = "reasoning_effort"
 CURRENT_DATE = "current_date"  # extension: the date gpt-oss's system message states
 V01_SEGMENTS = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
+CHATML_SPECS = frozenset({"chatml", "chatml-json"})
 MMS_ROLES = {"platform": "system"}
 CONTEXT = "context"
 MMS_DEFAULT_FORMAT = "markdown"
@@ -138,11 +141,22 @@ def lift(transcript: Transcript) -> Hub:
         _lift_sharegpt(transcript, hub)
     else:
         for i, m in enumerate(transcript.messages):
-            hub.messages.append((_copy(m, content=logical_text(transcript.spec, m.content)), i))
+            out = _copy(m, content=logical_text(transcript.spec, m.content))
+            if transcript.spec in CHATML_SPECS:
+                _lift_chatml_role(out)
+            hub.messages.append((out, i))
     if transcript.spec == OPENAI:
         _lift_request_settings(hub)
     _lift_gpt_oss_system(hub)
     return hub
+
+
+def _lift_chatml_role(m: Message) -> None:
+    """ChatML's few-shot roles ``system:example_user`` / ``system:example_assistant`` are the
+    system messages with ``name`` that OpenAI's Chat Completions uses for the same examples."""
+    role, colon, name = m.role.partition(":")
+    if colon and role == "system" and name and m.name is None:
+        m.role, m.name = role, name
 
 
 def generation_settings(header: dict[str, Any]) -> dict[str, Any]:
@@ -272,6 +286,10 @@ def _lift_mms(transcript: Transcript, hub: Hub) -> None:
     last_call: tuple[str, str] | None = None
     for i, m in enumerate(transcript.messages):
         role = MMS_ROLES.get(m.role, m.role)
+        if m.role != "assistant" and m.end == RETURN:
+            # `<|end_turn|>` closes any message of the token form; only an assistant's ends
+            # the turn (2.x `<|return|>`, which elsewhere only a final answer may carry).
+            m = _copy(m, end=END)
         if m.role == "assistant" and m.recipient is not None:
             recipient = qualified(m.recipient)
             ctype = m.content_type

@@ -50,12 +50,13 @@ from .model import CALL, END, RETURN, Message, Transcript
 from .scanner import TOKEN_RE
 from .typescript import parse_namespaces
 from .v01body import THOUGHT_KINDS, thought_text
-from .validate_context import is_call, is_reply, reply_tool
+from .validate_context import is_builtin, is_call, is_reply, reply_tool
 
 OCM22, OCM20, HARMONY, OCM_JSON = "openchatml-2.2", "openchatml-2.0", "harmony", "openchatml-json"
 OPENAI, SHAREGPT, CHATML, CHATML_JSON = "openai-messages", "sharegpt", "chatml", "chatml-json"
 MMS, MMS_TOKENS, V01 = "mms", "mms-tokens", "openchatml-0.1"
 OCM_FAMILY = frozenset({OCM22, OCM20, HARMONY, OCM_JSON})
+TOKEN_2X = frozenset({OCM22, OCM20, HARMONY})
 NO_CHANNEL = frozenset({SHAREGPT, CHATML, CHATML_JSON, MMS, MMS_TOKENS})
 # The tokens a body of each target cannot contain as text (it would be read as a token).
 # Targets not listed can hold any text: JSON strings, or 2.2 with its `<<|` escape.
@@ -106,6 +107,7 @@ LAST_END_TURN_LOSS = (
 V01_DOCUMENT_ATTRS = frozenset({"bos", "eos"})  # [BOS] … [EOS] around a v0.1 chat
 V01_SEGMENT_ROLES = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 CHATML_ROLES = frozenset({"system", "user", "assistant"})
+CHATML_EXAMPLES = frozenset({"example_user", "example_assistant"})  # `system:NAME` roles
 V01_ROLES = frozenset(
     {"system", "user", "assistant", "tool", "fim_prefix", "fim_middle", "fim_suffix", "file"}
 )
@@ -181,7 +183,12 @@ class _Lowering:
 
     def message(self, m: Message, index: int) -> None:
         to = self.to
-        if m.role == "assistant" and m.channel == "analysis" and to in NO_CHANNEL:
+        if (
+            m.role == "assistant"
+            and m.channel == "analysis"
+            and to in NO_CHANNEL
+            and not is_call(m)
+        ):
             self.loss(index, "message", f"analysis message dropped ({to} has no hidden reasoning)")
             return
         if is_call(m) and to in (CHATML, CHATML_JSON):
@@ -217,11 +224,11 @@ class _Lowering:
         if is_reply(m):
             tool = reply_tool(m)
             if to in (HARMONY, OCM20) and tool is not None:
-                m.role, m.name = qualified(tool), None
+                m.role, m.name = _tool_name(tool), None
             elif to in (MMS, MMS_TOKENS):
                 m.role, m.name = "context", None  # the tool is the one the preceding call went to
             elif m.role != "tool":
-                m.role, m.name = "tool", qualified(tool) if tool else None
+                m.role, m.name = "tool", _tool_name(tool) if tool else None
             return m
         if m.role == "user" and m.attrs.get(CONTEXT):
             if to in (MMS, MMS_TOKENS):
@@ -238,11 +245,17 @@ class _Lowering:
             # it is what a context with no call before it was written as elsewhere.
             self.loss(index, "role", f"user message named {m.name} written as a context message")
             m.role = "context"
+        elif m.role == "system" and m.name in CHATML_EXAMPLES and to in (CHATML, CHATML_JSON):
+            m.role, m.name = f"system:{m.name}", None  # the few-shot roles (convert_hub)
         elif m.role == "developer" and to in (CHATML, CHATML_JSON, V01, SHAREGPT):
             self.loss(index, "role", f"developer written as system ({to} has no developer role)")
             m.role = "system"
         elif m.role == "system" and to in (MMS, MMS_TOKENS):
             m.role = "platform"
+        elif m.role in V01_SEGMENT_ROLES and to not in (V01, CHATML, CHATML_JSON):
+            # Not a conversational message: the role is kept as written so that nothing is
+            # lost, but the target has no such role.
+            self.loss(index, "role", f"v0.1 {m.role} segment written as a {m.role!r} message")
         elif (
             to in (CHATML, CHATML_JSON)
             and m.role not in CHATML_ROLES
@@ -269,12 +282,28 @@ class _Lowering:
                 continue
             self.loss(index, field, f"{field}={value} dropped ({to} cannot write it)")
             setattr(m, field, None)
+        if to in TOKEN_2X and m.end is None and not m.content and self.is_last():
+            # An open, empty last message is a completion prompt (ChatML's `<|start|>assistant
+            # <|message|>`): these specs write it as a bare header, an empty body would be
+            # a truncated message.
+            m.attrs["header_only"] = True
         if to in OCM_FAMILY and m.channel is None and (is_call(m) or reply):
             m.channel = "commentary"  # 2.2 §8.1: calls and replies travel on commentary
-        elif to == HARMONY and m.channel is None and m.role == "assistant":
+        elif (
+            to == HARMONY
+            and m.channel is None
+            and m.role == "assistant"
+            and not m.attrs.get("header_only")
+        ):
             m.channel = "final"  # HIP-1 §2: Harmony always names the channel; none means final
         if to == HARMONY:
             self.harmony_ends(m, index, reply)
+        if to not in OCM_FAMILY and m.channel == "analysis" and (reply or is_call(m)):
+            # A built-in tool used from analysis (HIP-1 §5): elsewhere analysis is reasoning
+            # text, which would swallow the call (its recipient) or the reply.
+            kind = "reply" if reply else "call"
+            self.loss(index, "channel", f"tool {kind} on analysis written as a plain tool {kind}")
+            m.channel = "commentary"
         if to == OPENAI and m.channel is not None and m.channel != "analysis" and not is_call(m):
             if m.channel != "final" and not reply:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
@@ -530,6 +559,12 @@ class _Lowering:
             has_functions=declares_functions(self.out, []),
         )
         self.out.insert(0, Message(role="system", content=text))
+
+
+def _tool_name(tool: str) -> str:
+    """A reply's tool as a role or ``name=``: built-ins (``browser.search``, ``python``) keep
+    their own namespace; a bare function name is ``functions.NAME``."""
+    return tool if is_builtin(tool) else qualified(tool)
 
 
 def _regenerated_ids(hub: Hub) -> dict[int, str]:

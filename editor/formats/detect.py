@@ -44,6 +44,11 @@ VERSION_RE = re.compile(r"""^version:[ \t]*["']?([0-9][^\s"'#]*)""", re.MULTILIN
 TO_IN_HEADER_RE = re.compile(r"<\|start\|>assistant[^<]*\sto=")
 # gpt-oss system prompts: a headerless text without channels yet (a prompt) is Harmony.
 HARMONY_PROMPT_MARKERS = ("<|message|>Reasoning: ", "\nReasoning: ", "# Valid channels:")
+# What only Harmony writes among channelled headerless texts: `to=` or a bare content type
+# (`commentary json`, `analysis to=python code`) after the channel, `<|constrain|>` (not a
+# 2.0 token). gpt-oss also puts `to=` in the start header, so these outweigh it.
+HARMONY_CHANNEL_RE = re.compile(r"<\|channel\|>[^<\s]+[ \t]+(?:to=|[^<\s=]+[ \t]*<\|message\|>)")
+HARMONY_TOKENS = ("<|constrain|>",)
 
 # Sniffing broken JSON: the first matching key decides.
 SNIFF_KEYS = (
@@ -112,7 +117,13 @@ def _ocm_flavour(text: str) -> str:
     if any(marker in text for marker in OCM22_MARKERS):
         return "openchatml-2.2"
     if "<|channel|>" in text:
-        return "openchatml-2.0" if TO_IN_HEADER_RE.search(text) else "harmony"
+        if (
+            any(marker in text for marker in HARMONY_PROMPT_MARKERS + HARMONY_TOKENS)
+            or HARMONY_CHANNEL_RE.search(text)
+            or not TO_IN_HEADER_RE.search(text)
+        ):
+            return "harmony"
+        return "openchatml-2.0"
     if any(marker in text for marker in HARMONY_PROMPT_MARKERS):
         return "harmony"
     if any(t in text for t in TERMINATORS_2X):

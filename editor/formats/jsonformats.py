@@ -31,6 +31,7 @@ REASONING_KEYS = ("reasoning_content", "reasoning")
 OPENAI_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", *REASONING_KEYS}
 )
+LEGACY_FUNCTION_ROLE, LEGACY_FUNCTION_ROLE_ATTR = "function", "legacy_function_role"
 EXTRA = "json"  # attrs key: a JSON message's keys this mapping does not read, kept verbatim
 
 
@@ -77,6 +78,10 @@ def openai_messages(
         )
         return []
     role = data["role"]
+    # The legacy reply to a `function_call` ({"role": "function", "name"}) is a tool reply.
+    legacy_reply = role == LEGACY_FUNCTION_ROLE
+    if legacy_reply:
+        role = "tool"
     out: list[Message] = []
     extra = {k: v for k, v in data.items() if k not in OPENAI_KEYS}
     for key in REASONING_KEYS:
@@ -114,6 +119,8 @@ def openai_messages(
     if not out:
         out.append(Message(role=role, content="", attrs={"content": None}))
     first = out[0]
+    if legacy_reply:
+        first.attrs[LEGACY_FUNCTION_ROLE_ATTR] = True
     if "name" in data and role == "tool":
         first.name = recipient_for(str(data["name"]))
         first.attrs["name_written"] = True
@@ -210,7 +217,8 @@ def group_turns(messages: list[Message]) -> list[list[Message]]:
 
 def openai_object(group: list[Message]) -> dict[str, Any]:
     first = group[0]
-    out: dict[str, Any] = {"role": first.role}
+    legacy_reply = first.role == "tool" and first.attrs.get(LEGACY_FUNCTION_ROLE_ATTR)
+    out: dict[str, Any] = {"role": LEGACY_FUNCTION_ROLE if legacy_reply else first.role}
     calls = []
     has_content = False
     for message in group:

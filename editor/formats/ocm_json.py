@@ -107,7 +107,9 @@ def object_messages(node: js.Node, index: int, variant: str, sink: Diagnostics) 
         js.shape_error(sink, node.at("content"), '"content" must be a string', index)
         content = None
     calls = _calls(data, variant, node, index, sink)
-    if content is not None or not (calls or out):
+    # `"content": ""` beside a call (as the §10 example writes content with tool_call) is no
+    # message of its own, as in Chat Completions.
+    if (content is not None and not (calls and content == "")) or not (calls or out):
         channel = fields.get("channel", FINAL if variant == V20 and role == "assistant" else None)
         out.append(
             Message(role=role, content=content or "", end=end, **{**fields, "channel": channel})
