@@ -8,11 +8,7 @@ domain (``Dataset.can_edit``/``audiences_for``, checked again by ``editor.storag
 from django.http import Http404
 
 from editor.models import Dataset, ImportTask, Transcript
-from editor.storage import NotAllowed, TranscriptDeleted
-
-# The whole stored transcript (source text included) is what the debug rendering shows;
-# a role that may not see that rendering may not read the transcript whole either.
-FULL_CONTENT = "debug"
+from editor.storage import TranscriptDeleted
 
 
 def visible_dataset(user, slug: str, *, with_counts: bool = False) -> Dataset:
@@ -50,15 +46,3 @@ def visible_import_task(user, pk: int) -> ImportTask:
     if task is None:
         raise Http404(f"No import {pk} among yours.")
     return task
-
-
-def require_audience(dataset: Dataset, user, audience: str) -> None:
-    """403 ``E-PERM-VISIBILITY`` unless ``user``'s role shows ``audience``'s rendering."""
-    allowed = dataset.audiences_for(user)
-    if audience not in allowed:
-        raise NotAllowed(
-            f"Your role in {dataset.name} shows only what the end user sees "
-            f"(asked for: {audience}).",
-            code="E-PERM-VISIBILITY",
-            details={"audience": audience, "allowed": list(allowed)},
-        )

@@ -14,6 +14,8 @@ from .forms import ExportForm, ImportForm
 from .import_tasks import progress_of, start_import_task
 from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Dataset, ImportTask, Transcript
 from .presentation import source_segments
+from .storage import NotAllowed
+from .visibility import export_audience, require_audience
 
 AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
 
@@ -85,6 +87,12 @@ def dataset_export(request, slug):
         context = {"dataset": dataset, "import_form": ImportForm(), "export_form": form}
         return render(request, "editor/dataset.html", context, status=400)
     options = form.cleaned_data
+    try:
+        export_audience(dataset, request.user, options["audience"] or None)
+    except NotAllowed as refused:
+        context = {"dataset": dataset, "import_form": ImportForm(), "export_form": form}
+        context["export_refusal"] = refused
+        return render(request, "editor/dataset.html", context, status=403)
     lines = export_dataset(
         dataset,
         spec=options["spec"] or None,
@@ -132,13 +140,13 @@ def transcript_detail(request, pk):
     if audience not in ALL_AUDIENCES:
         context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")
         status = 400
-    elif audience not in allowed:
-        context["refusal"] = (
-            "E-PERM-VISIBILITY",
-            f"Your role in {transcript.dataset.name} shows what the end user sees only.",
-        )
-        status = 403
     else:
+        try:
+            require_audience(transcript.dataset, request.user, audience)
+        except NotAllowed as refused:
+            context["refusal"] = (refused.code, refused.message)
+            status = refused.status
+    if status == 200:
         rendered = render_transcript(
             transcript.canonical(), audience, source_text=transcript.source_text or None
         )

@@ -6,8 +6,9 @@ from ninja.pagination import paginate
 
 from editor.exporting import export_dataset
 from editor.models import Dataset
+from editor.visibility import export_audience
 
-from ..access import FULL_CONTENT, require_audience, visible_dataset
+from ..access import visible_dataset
 from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import DatasetExportQuery, DatasetOut
@@ -60,7 +61,7 @@ def get_dataset(request, slug: str):
 )
 def export(request, slug: str, options: Query[DatasetExportQuery]):
     dataset = visible_dataset(request.auth, slug)
-    require_audience(dataset, request.auth, options.audience or FULL_CONTENT)
+    export_audience(dataset, request.auth, options.audience)
     lines = export_dataset(
         dataset,
         spec=options.spec,

@@ -16,8 +16,9 @@ from editor.storage import (
     save_transcript,
     undelete_transcript,
 )
+from editor.visibility import FULL_CONTENT, export_audience, require_audience
 
-from ..access import FULL_CONTENT, require_audience, visible_dataset, visible_transcript
+from ..access import visible_dataset, visible_transcript
 from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import (
@@ -150,7 +151,7 @@ def render(request, pk: int, audience: Audience = "end_user"):
 )
 def export(request, pk: int, spec: SpecId | None = None, audience: Audience | None = None):
     transcript = visible_transcript(request.auth, pk)
-    require_audience(transcript.dataset, request.auth, audience or FULL_CONTENT)
+    export_audience(transcript.dataset, request.auth, audience)
     return export_transcript(transcript, spec=spec, audience=audience)
 
 

@@ -185,8 +185,19 @@ def test_export_filters_by_status(client, dataset, annotator, django_capture_on_
     assert b"".join(response.streaming_content) == b""
 
 
-def test_export_with_an_unknown_spec_is_a_form_error(client, dataset, viewer):
-    client.force_login(viewer)
+def test_export_with_an_unknown_spec_is_a_form_error(client, dataset, annotator):
+    client.force_login(annotator)
     response = client.get(f"/datasets/{dataset.slug}/export/", {"spec": "nope", "format": "jsonl"})
     assert response.status_code == 400
     assert "Select a valid choice" in response.content.decode()
+
+
+def test_viewer_may_export_only_what_the_end_user_sees(client, dataset, viewer):
+    client.force_login(viewer)
+    response = client.get(f"/datasets/{dataset.slug}/export/", {"format": "jsonl"})
+    assert response.status_code == 403
+    assert 'data-code="E-PERM-VISIBILITY"' in response.content.decode()
+    allowed = client.get(
+        f"/datasets/{dataset.slug}/export/", {"format": "jsonl", "audience": "end_user"}
+    )
+    assert allowed.status_code == 200
