@@ -15,7 +15,7 @@ from .import_tasks import progress_of, start_import_task
 from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Dataset, ImportTask, Transcript
 from .presentation import source_segments
 from .storage import NotAllowed
-from .visibility import export_audience, require_audience
+from .visibility import FULL_CONTENT, export_audience, require_audience
 
 AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
 
@@ -51,10 +51,17 @@ def dataset_detail(request, slug):
         {
             "dataset": dataset,
             "import_form": ImportForm(),
-            "export_form": ExportForm(),
+            "export_form": ExportForm(
+                initial={"audience": _default_export_audience(dataset, request.user)}
+            ),
             "import_tasks": dataset.import_tasks.select_related("created_by")[:5],
         },
     )
+
+
+def _default_export_audience(dataset: Dataset, user) -> str:
+    """Viewers may export only what the end user sees: offer that first."""
+    return "" if FULL_CONTENT in dataset.audiences_for(user) else END_USER_AUDIENCE
 
 
 @require_POST

@@ -201,3 +201,9 @@ def test_viewer_may_export_only_what_the_end_user_sees(client, dataset, viewer):
         f"/datasets/{dataset.slug}/export/", {"format": "jsonl", "audience": "end_user"}
     )
     assert allowed.status_code == 200
+
+
+def test_viewers_export_form_offers_the_end_user_rendering_first(client, dataset, viewer):
+    client.force_login(viewer)
+    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    assert '<option value="end_user" selected>' in html
