@@ -13,8 +13,11 @@ as the same transcripts::
      "text": "…"}            # a text spec: the transcript text
      "document": {…}         # a JSON spec: the JSON document itself, not a string
 
+(a JSON-spec text that is not one JSON value, such as JSON Lines, goes out as ``"text"``).
+
 ``format="messages"``: one Hugging Face / TRL chat row per transcript,
-``{"messages": [{"role", "content", …}], "tools": [...]}`` (the OpenAI messages document).
+``{"messages": [{"role", "content", …}], "tools": [...]}``, converted from the stored messages;
+other top-level keys of the OpenAI document are left out and reported as losses.
 """
 
 from __future__ import annotations
@@ -178,14 +181,16 @@ class DatasetExport:
                 for row, canonical in rows.iterator_with_canonical(self.chunk_size)
             )
         for row, load_canonical in pairs:
-            exported = _export(row, load_canonical, spec=spec, audience=self.audience)
+            if self.format == Format.MESSAGES:
+                line, losses = _chat_row(load_canonical(), self.audience)
+            else:
+                exported = _export(row, load_canonical, spec=spec, audience=self.audience)
+                line, losses = self._line(row, exported), exported.losses
             self.count += 1
-            self._keep_losses(row, exported.losses)
-            yield json.dumps(self._line(row, exported), ensure_ascii=False) + "\n"
+            self._keep_losses(row, losses)
+            yield json.dumps(line, ensure_ascii=False) + "\n"
 
     def _line(self, transcript: Transcript, exported: ExportedTranscript) -> dict:
-        if self.format == Format.MESSAGES:
-            return json.loads(exported.text)
         line = {
             "id": transcript.external_id or None,
             "title": transcript.title,
@@ -193,10 +198,11 @@ class DatasetExport:
             "status": transcript.status,
             "metadata": transcript.metadata,
         }
-        if exported.spec in formats.TEXT_SPECS:
+        document = _json_document(exported) if exported.spec not in formats.TEXT_SPECS else None
+        if document is None:
             line["text"] = exported.text
         else:
-            line["document"] = json.loads(exported.text)
+            line["document"] = document
         return line
 
     def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
@@ -205,6 +211,48 @@ class DatasetExport:
         if room > 0:
             who = transcript.external_id or transcript.pk
             self.losses.extend({"transcript": who, **loss} for loss in losses[:room])
+
+
+def _json_document(exported: ExportedTranscript) -> dict | list | None:
+    """The JSON value of a JSON-spec text, or None when the text is not one JSON document:
+    an openchatml-json transcript kept as JSON Lines, or a draft imported with broken JSON.
+    Those go out as ``"text"``, which the importer reads in the line's spec just the same."""
+    try:
+        return json.loads(exported.text)
+    except ValueError:
+        return None
+
+
+# The columns of a TRL / Hugging Face chat dataset row.
+CHAT_ROW_KEYS = ("messages", "tools")
+
+
+def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict, list[dict]]:
+    """One ``{"messages": [...], "tools"?: [...]}`` row and what it could not carry.
+
+    Written from the canonical transcript (the rows: no layout), never from a stored text,
+    so that every row has the same shape whatever the transcript was imported as (a bare
+    message array, a document with extra top-level keys, a draft with broken JSON).
+    """
+    if audience is not None:
+        canonical = _for_audience(canonical, audience)
+    from editor.formats.convert import convert
+
+    text, losses = convert(canonical, to=MESSAGES_SPEC)
+    document = json.loads(text)
+    if isinstance(document, list):
+        document = {"messages": document}
+    losses = [loss.to_dict() for loss in losses]
+    losses.extend(
+        {
+            "message_index": None,
+            "field": f"attrs.{key}",
+            "detail": "dropped: a chat-dataset row holds only messages and tools",
+        }
+        for key in document
+        if key not in CHAT_ROW_KEYS
+    )
+    return {key: document[key] for key in CHAT_ROW_KEYS if key in document}, losses
 
 
 def export_dataset(

@@ -7,14 +7,18 @@ What it reads (``kind="auto"`` tells them apart; see docs/storage.md):
   JSON *envelope* ``{"text" | "document", "spec"?, "id"?, "title"?, "metadata"?}``;
 * a JSONL file (``.jsonl`` / ``.ndjson``, or any file whose first line is a whole JSON
   value and which has more lines): one envelope or one bare JSON-spec document per line;
+  unless its first line is one message (``{"role": …}``): then it is one openchatml-json
+  transcript written as JSON Lines;
 * a zip archive or a folder: every file in it is one transcript, except ``.jsonl`` /
   ``.ndjson`` members, which are read line by line.
 
-What fails an item (it is *unreadable*): bytes that are not UTF-8, a JSONL line that is not
-JSON or not an object, an envelope field of the wrong type, an unknown spec id, a spec that
-is not given and cannot be detected, a parse that yields no message at all and reports an
-error, text the database cannot store (NUL, lone surrogates, over-long fields), an id seen
-twice in the same import, an id held by a deleted transcript. A transcript that parses with
+What fails an item (it is *unreadable*): bytes that are not UTF-8 or cannot be read, an empty
+file, a JSONL line that is not JSON or not an object, an envelope field of the wrong type, an
+unknown spec id, a spec that is not given and cannot be detected, a parse that yields no
+message at all and reports an error (unless an envelope names its spec and has an empty
+body: an empty transcript), text the database cannot store (NUL, lone surrogates, over-long
+fields), an id seen twice in the same import, an id held by a deleted transcript. A source
+with no item at all is an error. A transcript that parses with
 errors but yields messages is *readable*: it is imported as a draft with its diagnostics.
 
 All or nothing by default: one transaction; one failed item rolls everything back and
@@ -25,7 +29,8 @@ Idempotent by external id (the envelope's ``id``, a bare document's top-level ``
 file's path inside the zip/folder, or its name): an item whose id exists in the dataset
 updates it through ``save_transcript`` (a revision) or is skipped, as ``on_conflict`` says;
 identical content is skipped without a revision either way. Items without an id are always
-created.
+created. An envelope's ``status`` is given to new transcripts when the author may curate the
+dataset (or is the system); updates never change a status.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -47,7 +53,7 @@ from typing import IO, Any
 
 from django.db import IntegrityError, transaction
 
-from editor.models import Dataset, RevisionKind, Transcript
+from editor.models import Dataset, RevisionKind, Status, Transcript
 from editor.storage import (
     BATCH_SIZE,
     TITLE_LENGTH,
@@ -68,6 +74,8 @@ MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 # In all-or-nothing mode reading goes on after a failure (nothing more is written) so that
 # the report names every bad item, up to this many.
 MAX_REPORTED_FAILURES = 1000
+# Keys that make a JSON line a transcript (an envelope or a document), not a single message.
+TRANSCRIPT_KEYS = ("text", "document", "messages", "conversations", "thread")
 
 
 class OnConflict(StrEnum):
@@ -146,7 +154,12 @@ class ImportReport:
 
     def summary(self) -> str:
         counts = self.counts
-        state = "imported" if self.committed else "nothing imported"
+        if not self.committed:
+            return (
+                f"nothing imported: {counts['failed']} of {len(self.items)} item(s) could not "
+                "be read (all or nothing)."
+            )
+        state = "imported"
         return (
             f"{state}: {counts['created']} created, {counts['updated']} updated, "
             f"{counts['skipped']} skipped, {counts['failed']} failed"
@@ -225,15 +238,26 @@ def import_transcripts(
                 if report.failed:
                     _mark_rolled_back(report)
                     raise ImportRejected(report)
+    if not report.items:
+        # An empty JSONL file or a folder of hidden files: almost always the wrong path.
+        raise InvalidContent(
+            f"No transcript found in {name or _describe(source)}.", code="no-transcripts"
+        )
     report.committed = True
     if progress is not None:
         progress(report)
     return report
 
 
+def _describe(source) -> str:
+    return str(source) if isinstance(source, (str, os.PathLike)) else "the input"
+
+
 def _mark_rolled_back(report: ImportReport) -> None:
+    """Every item that did not fail was not written either (rolled back, or never written
+    once an item had failed): the report says so instead of leaving it without an action."""
     for item in report.items:
-        if item.action in (Action.CREATED, Action.UPDATED):
+        if item.action != Action.FAILED:
             report.record(
                 item, Action.SKIPPED, "not imported: another item failed (all-or-nothing import)"
             )
@@ -253,6 +277,8 @@ class Candidate:
     external_id: str = ""
     title: str = ""
     metadata: dict = field(default_factory=dict)
+    status: str = ""  # the envelope's review state, applied to new transcripts by curators
+    empty_body: bool = False  # an envelope whose text is blank or whose document is [] / {}
     error: str = ""  # why the item could not even be read
     fallback_title: str = ""  # a file's name, used when nothing better names the item
 
@@ -276,11 +302,16 @@ def _candidates(source, kind: Kind, name: str | None, report: ImportReport, open
         if not path.is_file():
             raise InvalidContent(f"{path} is neither a file nor a folder.", code="not-found")
         name = name or path.name
-        stream = opened.enter_context(path.open("rb"))
+        try:
+            stream = opened.enter_context(path.open("rb"))
+        except OSError as error:
+            raise InvalidContent(
+                f"Cannot read {path}: {error.strerror or error}.", code="unreadable-file"
+            ) from None
         report.bytes_total = path.stat().st_size
     else:
         stream = source
-        name = name or os.path.basename(getattr(stream, "name", "") or "")
+        name = name or _file_name(stream)
         report.bytes_total = getattr(stream, "size", None)
     head = _peek(stream, len(ZIP_MAGIC)) if kind == Kind.AUTO else b""
     if kind == Kind.ZIP or (kind == Kind.AUTO and head.startswith(ZIP_MAGIC)):
@@ -296,13 +327,26 @@ def _candidates(source, kind: Kind, name: str | None, report: ImportReport, open
                 f"Not a readable zip archive: {error}.", code="bad-archive"
             ) from None
         return _read_zip(archive, name, report)
-    if kind == Kind.JSONL or (kind == Kind.AUTO and name.lower().endswith(JSONL_SUFFIXES)):
-        return _read_jsonl(stream, name or "<stdin>", report)
     first = stream.readline()
-    if kind == Kind.AUTO and _looks_like_jsonl(first, stream):
+    is_jsonl = kind == Kind.JSONL or (
+        kind == Kind.AUTO
+        and (name.lower().endswith(JSONL_SUFFIXES) or _looks_like_jsonl(first, stream))
+        and not _is_message_line(first)
+    )
+    if is_jsonl:
         return _read_jsonl(chain([first], stream), name or "<stdin>", report)
     rest = stream.read(MAX_TRANSCRIPT_BYTES + 1 - len(first))
     return iter([_file_candidate(first + rest, name, report, external_id=name)])
+
+
+def _file_name(stream: IO[bytes]) -> str:
+    """The file name of an open stream, "" when it has none: ``sys.stdin.buffer`` is named
+    ``<stdin>`` and a file opened from a descriptor by a number; neither names a transcript,
+    and using them as its id would make every piped transcript overwrite the previous one."""
+    name = getattr(stream, "name", "")
+    if not isinstance(name, str) or name.startswith("<"):
+        return ""
+    return os.path.basename(name)
 
 
 def _peek(stream: IO[bytes], size: int) -> bytes:
@@ -328,6 +372,20 @@ def _looks_like_jsonl(first_line: bytes, stream: IO[bytes]) -> bool:
     if not isinstance(value, dict):
         return False
     return bool(_peek(stream, 1).strip() or (stream.seekable() and _rest_is_not_blank(stream)))
+
+
+def _is_message_line(line: bytes) -> bool:
+    """A JSON line that is one *message* (``{"role": …}``), not a transcript or an envelope:
+    the file is an openchatml-json transcript written as JSON Lines, one message a line."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return False
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("role"), str)
+        and not any(key in value for key in TRANSCRIPT_KEYS)
+    )
 
 
 def _rest_is_not_blank(stream: IO[bytes]) -> bool:
@@ -368,8 +426,10 @@ def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
         if not isinstance(value["text"], str):
             return Candidate(location, error='"text" must be a string')
         body = value["text"]
+        empty_body = not body.strip()
     else:
         body = json.dumps(value["document"], ensure_ascii=False)
+        empty_body = value["document"] in ([], {})
     spec, title, metadata = value.get("spec"), value.get("title", ""), value.get("metadata")
     metadata = {} if metadata is None else metadata
     if spec is not None and not isinstance(spec, str):
@@ -380,6 +440,11 @@ def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
         return Candidate(location, error='"metadata" must be an object')
     if value.get("id") is not None and not _id_of(value["id"]):
         return Candidate(location, error='"id" must be a string or an integer')
+    status = value.get("status") or ""
+    if status and status not in Status.values:
+        return Candidate(
+            location, error=f'"status" must be one of {", ".join(Status.values)} (got {status!r})'
+        )
     return Candidate(
         location,
         text=body,
@@ -387,6 +452,8 @@ def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
         external_id=_id_of(value.get("id")),
         title=title,
         metadata=metadata,
+        status=status,
+        empty_body=empty_body,
     )
 
 
@@ -414,6 +481,8 @@ def _file_candidate(
     except UnicodeDecodeError as error:
         return Candidate(location, error=f"not UTF-8 text (byte {error.start})")
     text = text.removeprefix("\ufeff")  # a byte order mark is an encoding artefact, not content
+    if not text.strip():
+        return Candidate(location, error="the file is empty")
     if text.lstrip().startswith("{"):
         try:
             value = json.loads(text)
@@ -445,19 +514,13 @@ def _read_zip(archive: zipfile.ZipFile, name: str, report: ImportReport) -> Iter
     members = _members(infos)
     report.bytes_total = sum(infos[m].file_size for m in members)
     for member in members:
-        location = f"{name}:{member}" if name else member
-        if member.lower().endswith(JSONL_SUFFIXES):
-            with archive.open(member) as lines:
-                yield from _read_jsonl(lines, location, report)
-        elif infos[member].file_size > MAX_TRANSCRIPT_BYTES:
-            report.bytes_read += infos[member].file_size
-            yield Candidate(
-                location, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
-            )
-        else:
-            candidate = _file_candidate(archive.read(member), member, report, external_id=member)
-            candidate.location = location
-            yield candidate
+        yield from _member_candidates(
+            lambda member=member: archive.open(member),
+            member,
+            f"{name}:{member}" if name else member,
+            infos[member].file_size,
+            report,
+        )
 
 
 def _read_folder(folder: Path, report: ImportReport) -> Iterator[Candidate]:
@@ -465,19 +528,50 @@ def _read_folder(folder: Path, report: ImportReport) -> Iterator[Candidate]:
         path.relative_to(folder).as_posix(): path for path in folder.rglob("*") if path.is_file()
     }
     members = _members(files)
-    report.bytes_total = sum(files[m].stat().st_size for m in members)
+    sizes = {member: files[member].stat().st_size for member in members}
+    report.bytes_total = sum(sizes.values())
     for member in members:
-        path = files[member]
-        if member.lower().endswith(JSONL_SUFFIXES):
-            with path.open("rb") as lines:
-                yield from _read_jsonl(lines, member, report)
-        elif path.stat().st_size > MAX_TRANSCRIPT_BYTES:
-            report.bytes_read += path.stat().st_size
-            yield Candidate(
-                member, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
-            )
-        else:
-            yield _file_candidate(path.read_bytes(), member, report, external_id=member)
+        yield from _member_candidates(
+            files[member].open, member, member, sizes[member], report, mode="rb"
+        )
+
+
+# What reading a zip member or a file can raise: a permission, a bad CRC or deflate stream
+# (BadZipFile, zlib.error, EOFError), an encrypted member (RuntimeError), an unknown
+# compression method (NotImplementedError).
+READ_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
+
+
+def _member_candidates(
+    open_member: Callable[..., IO[bytes]],
+    member: str,
+    location: str,
+    size: int,
+    report: ImportReport,
+    **open_options,
+) -> Iterator[Candidate]:
+    """The candidates of one zip or folder member: the lines of a JSONL member, else the one
+    transcript it holds; a member that cannot be read is a failed item, not a crash."""
+    try:
+        with open_member(**open_options) as stream:
+            first = stream.readline() if member.lower().endswith(JSONL_SUFFIXES) else b""
+            if first and not _is_message_line(first):
+                yield from _read_jsonl(chain([first], stream), location, report)
+                return
+            if size > MAX_TRANSCRIPT_BYTES:
+                report.bytes_read += size
+                yield Candidate(
+                    location,
+                    error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript",
+                )
+                return
+            data = first + stream.read()
+    except READ_ERRORS as error:
+        yield Candidate(location, error=f"cannot read this file: {error}")
+        return
+    candidate = _file_candidate(data, member, report, external_id=member)
+    candidate.location = location
+    yield candidate
 
 
 # --- writing ------------------------------------------------------------------------------
@@ -494,6 +588,10 @@ class _Importer:
         self.progress = progress
         self.batch_size = batch_size
         self.seen_ids: dict[str, str] = {}  # external id -> where it was first seen
+        # Review states are the workflow's: only whoever may decide them (a curator, or the
+        # system behind a management command) carries them over from a file, so that a dataset
+        # moved by export and import keeps them. Everyone else's new transcripts are drafts.
+        self.keeps_status = author is None or dataset.can_curate(author)
 
     def run(self, candidates: Iterable[Candidate]) -> None:
         batch: list[tuple[ImportItem, NewTranscript]] = []
@@ -530,13 +628,16 @@ class _Importer:
             item.spec = content.spec
             item.error_count = content.error_count
             item.warning_count = content.warning_count
-            if content.is_unreadable():
+            # An envelope that names its spec and has an empty body is an empty transcript:
+            # what an export writes for one, or for one whose every message the spec drops.
+            if content.is_unreadable() and not (candidate.spec and candidate.empty_body):
                 return self._fail(item, f"no message could be read: {content.first_error()}")
             new = NewTranscript(
                 content,
                 title=candidate.title or _default_title(content, candidate.fallback_title),
                 metadata=candidate.metadata,
                 external_id=candidate.external_id,
+                status=(self.keeps_status and candidate.status) or Status.DRAFT,
             )
             check_storable(
                 content, title=new.title, metadata=new.metadata, external_id=new.external_id

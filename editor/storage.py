@@ -33,6 +33,7 @@ from editor.models import (
     Message,
     Revision,
     RevisionKind,
+    Status,
     Transcript,
 )
 
@@ -427,6 +428,7 @@ class NewTranscript:
     title: str = ""
     metadata: dict = field(default_factory=dict)
     external_id: str = ""
+    status: str = Status.DRAFT
 
 
 def create_transcripts(
@@ -459,6 +461,7 @@ def create_transcripts(
                     title=item.title,
                     external_id=item.external_id,
                     metadata=item.metadata,
+                    status=item.status,
                     created_by=author,
                     updated_by=author,
                     **_content_fields(item.content),

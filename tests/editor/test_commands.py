@@ -137,3 +137,77 @@ def test_admin_pages_render(admin_client, dataset, curator):
         reverse("admin:editor_importtask_change", args=[task.pk]),
     ):
         assert admin_client.get(url).status_code == 200, url
+
+
+# --- audit regressions -----------------------------------------------------------------------
+
+
+def test_import_errors_are_clear_and_leave_no_dataset(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "blank.txt").write_text("")
+    cases = [
+        ((str(tmp_path / "empty"), "--dataset", "s"), "No transcript found in"),
+        ((str(tmp_path / "blank.txt"), "--dataset", "s"), "nothing imported: 1 of 1"),
+        ((str(tmp_path / "missing.txt"), "--dataset", "s"), "neither a file nor a folder"),
+        ((str(tmp_path / "blank.txt"), "--dataset", "no.dots"), "not a valid dataset slug"),
+        ((str(tmp_path / "blank.txt"), "--dataset", "x" * 101), "longer than 100"),
+    ]
+    for args, message in cases:
+        with pytest.raises(CommandError, match=message):
+            run("import_transcripts", *args)
+    assert not Dataset.objects.exists()
+
+
+def test_piped_transcripts_are_each_created(monkeypatch):
+    for text in (conversation(), conversation("chatml")):
+        stdin = io.TextIOWrapper(io.BytesIO(text.encode()))
+        stdin.buffer.name = "<stdin>"  # as the real one is called
+        monkeypatch.setattr(sys, "stdin", stdin)
+        out, _ = run("import_transcripts", "-", "--dataset", "s")
+        assert "1 created" in out
+    assert Transcript.objects.count() == 2
+
+
+def test_export_output_errors_are_clear(tmp_path, dataset, curator):
+    create_transcript(dataset, text=conversation(), author=curator)
+    for out, message in (
+        (tmp_path, "is a directory"),
+        (tmp_path / "missing" / "x.jsonl", "Cannot write"),
+    ):
+        with pytest.raises(CommandError, match=message):
+            run("export_dataset", dataset.slug, "--out", str(out))
+    with pytest.raises(CommandError, match="takes no --spec"):
+        run("export_dataset", dataset.slug, "--format", "messages", "--spec", "chatml")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_exported_file_is_not_private(tmp_path, dataset, curator):
+    create_transcript(dataset, text=conversation(), author=curator)
+    target = tmp_path / "out.jsonl"
+    run("export_dataset", dataset.slug, "--out", str(target))
+    assert target.stat().st_mode & 0o044  # mkstemp alone would leave it 0600
+
+
+@pytest.mark.parametrize("spec", [None, "openchatml-2.2", "openchatml-json"])
+def test_export_import_export_gives_identical_lines(tmp_path, dataset, curator, spec):
+    for index, sample in enumerate(demo_texts()):
+        transcript = create_transcript(
+            dataset,
+            text=demo_texts()[sample],
+            spec=sample,
+            author=curator,
+            title=f"Sample {sample}",
+            metadata={"n": index},
+            external_id=sample,
+        )
+        if index % 2:
+            Transcript.objects.filter(pk=transcript.pk).update(status="approved")
+    spec_option = ("--spec", spec) if spec else ()
+    first, again = tmp_path / "first.jsonl", tmp_path / "again.jsonl"
+
+    run("export_dataset", dataset.slug, *spec_option, "--out", str(first))
+    run("import_transcripts", str(first), "--dataset", "copy")
+    run("export_dataset", "copy", *spec_option, "--out", str(again))
+
+    assert again.read_text() == first.read_text()
+    assert '"status": "approved"' in first.read_text()

@@ -241,3 +241,59 @@ def test_export_writes_to_a_file_like_object(dataset, curator):
     out = io.StringIO()
     out.writelines(export_dataset(dataset))
     assert json.loads(out.getvalue())["text"] == conversation()
+
+
+# --- audit regressions -----------------------------------------------------------------------
+
+JSON_LINES_TRANSCRIPT = (
+    '{"role": "user", "content": "What is 2 + 2?"}\n'
+    '{"role": "assistant", "channel": "final", "content": "4.", "end": "return"}\n'
+)
+BROKEN_JSON = '{"messages": [{"role": "user", "content": "hi"},]}'  # a trailing comma
+
+
+def test_json_spec_texts_that_are_not_one_document_export_as_text(dataset, curator):
+    # A JSON Lines transcript, and a draft imported with broken JSON: neither is one JSON
+    # value, so the line carries the text, which re-imports as the same transcript.
+    create_transcript(
+        dataset, text=JSON_LINES_TRANSCRIPT, spec="openchatml-json", author=curator, external_id="l"
+    )
+    draft = create_transcript(
+        dataset, text=BROKEN_JSON, spec="openai-messages", author=curator, external_id="b"
+    )
+    assert draft.error_count and draft.canonical().messages
+
+    lines = [json.loads(line) for line in export_dataset(dataset)]
+
+    assert [(line["id"], line["text"]) for line in lines] == [
+        ("l", JSON_LINES_TRANSCRIPT),
+        ("b", BROKEN_JSON),
+    ]
+    copy = by_id(reimport(export_text(dataset)))
+    for original in Transcript.objects.filter(dataset=dataset).with_messages():
+        again = copy[original.external_id]
+        assert again.canonical().to_dict() == original.canonical().to_dict()
+        assert again.source_text == original.source_text
+
+
+def test_chat_rows_have_only_messages_and_tools(dataset, curator):
+    create_transcript(dataset, text=BROKEN_JSON, spec="openai-messages", author=curator)
+    create_transcript(
+        dataset,
+        text='[{"role": "user", "content": "a bare array"}]',
+        spec="openai-messages",
+        author=curator,
+    )
+    create_transcript(dataset, text=demo_texts()["openai-messages"], author=curator)
+    # Its generation settings become a top-level reasoning_effort in openai-messages.
+    create_transcript(dataset, text=demo_texts()["openchatml-2.2"], author=curator)
+
+    export = export_dataset(dataset, format="messages")
+    rows = [json.loads(line) for line in export]
+
+    assert rows[0] == {"messages": [{"role": "user", "content": "hi"}]}
+    assert rows[1] == {"messages": [{"role": "user", "content": "a bare array"}]}
+    assert set(rows[2]) == {"messages", "tools"}
+    assert set(rows[3]) <= {"messages", "tools"}
+    dropped = {loss["field"] for loss in export.losses if loss["message_index"] is None}
+    assert "attrs.reasoning_effort" in dropped

@@ -10,7 +10,7 @@ import pytest
 
 from editor.importing import Action, ImportRejected, import_transcripts
 from editor.models import Message, Revision, Transcript
-from editor.storage import NotAllowed, delete_transcript
+from editor.storage import InvalidContent, NotAllowed, delete_transcript
 from tests.editor.samples import conversation, demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db
@@ -303,3 +303,121 @@ def test_import_report_serialises(dataset):
     assert data["counts"]["created"] == 1
     assert data["items"][0]["transcript_id"] == Transcript.objects.get().pk
     json.dumps(data)
+
+
+# --- audit regressions -----------------------------------------------------------------------
+
+JSON_LINES_TRANSCRIPT = (
+    b'{"role": "user", "content": "What is 2 + 2?"}\n'
+    b'{"role": "assistant", "channel": "final", "content": "4.", "end": "return"}\n'
+)
+
+
+def test_a_json_lines_transcript_is_one_transcript(dataset, tmp_path):
+    # openchatml-json writes a transcript as JSON Lines, one message a line: not a JSONL of
+    # transcripts, wherever it is found.
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "chat.jsonl").write_bytes(JSON_LINES_TRANSCRIPT)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("deep/er/chat.jsonl", JSON_LINES_TRANSCRIPT)
+
+    for source, name in (
+        (JSON_LINES_TRANSCRIPT, "chat.jsonl"),
+        (JSON_LINES_TRANSCRIPT, None),
+        (tmp_path / "folder", None),
+        (buffer.getvalue(), "chats.zip"),
+    ):
+        report = import_transcripts(source, dataset=dataset, name=name, on_conflict="update")
+        assert [(i.spec, i.action) for i in report.items] in (
+            [("openchatml-json", Action.CREATED)],
+            [("openchatml-json", Action.SKIPPED)],
+        ), source
+
+    transcripts = Transcript.objects.all()
+    assert all(len(t.canonical().messages) == 2 for t in transcripts)
+    assert {t.source_text for t in transcripts} == {JSON_LINES_TRANSCRIPT.decode()}
+
+
+class NamedStdin(io.BytesIO):
+    name = "<stdin>"  # what sys.stdin.buffer is called
+
+
+def test_piped_transcripts_get_no_id_from_the_stream_name(dataset):
+    # Every transcript piped in would otherwise be "<stdin>", and overwrite the one before.
+    import_transcripts(NamedStdin(conversation().encode()), dataset=dataset)
+    report = import_transcripts(NamedStdin(conversation("chatml").encode()), dataset=dataset)
+
+    assert report.items[0].action == Action.CREATED and report.items[0].external_id == ""
+    assert Transcript.objects.count() == 2
+
+
+def test_an_empty_file_fails_and_an_empty_source_is_an_error(dataset, tmp_path):
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(b"  \n", dataset=dataset, name="blank.txt")
+    assert caught.value.report.items[0].message == "the file is empty"
+
+    (tmp_path / ".hidden").write_text(conversation())
+    for source, name in ((tmp_path, None), (b"\n\n", "x.jsonl")):
+        with pytest.raises(InvalidContent, match="No transcript found") as caught:
+            import_transcripts(source, dataset=dataset, name=name)
+        assert caught.value.code == "no-transcripts"
+    assert nothing_written()
+
+
+def test_a_rejected_report_gives_every_item_an_action(dataset):
+    data = jsonl(envelope("a"), "{oops", envelope("c"), envelope("d"))
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(data, dataset=dataset, name="x.jsonl")
+
+    report = caught.value.report
+    assert [i.action for i in report.items] == ["skipped", "failed", "skipped", "skipped"]
+    assert report.counts == {"created": 0, "updated": 0, "skipped": 3, "failed": 1}
+    assert (
+        report.summary() == "nothing imported: 1 of 4 item(s) could not be read (all or nothing)."
+    )
+
+
+def test_an_envelope_with_a_spec_and_an_empty_body_is_an_empty_transcript(dataset):
+    # What an export writes when a spec drops every message (calls and replies in ChatML).
+    data = jsonl(
+        json.dumps({"id": "a", "spec": "chatml", "text": ""}),
+        json.dumps({"id": "b", "spec": "chatml-json", "document": []}),
+    )
+    report = import_transcripts(data, dataset=dataset, name="x.jsonl")
+
+    assert report.counts["created"] == 2
+    assert all(not t.canonical().messages for t in Transcript.objects.all())
+
+
+def test_a_review_state_is_carried_over_by_curators_only(dataset, curator, annotator):
+    line = envelope("a", status="approved")
+    import_transcripts(jsonl(line), dataset=dataset, author=curator, name="x.jsonl")
+    import_transcripts(jsonl(envelope("b", status="approved")), dataset=dataset, name="x.jsonl")
+    import_transcripts(
+        jsonl(envelope("c", status="approved")), dataset=dataset, author=annotator, name="x.jsonl"
+    )
+    statuses = dict(Transcript.objects.values_list("external_id", "status"))
+    assert statuses == {"a": "approved", "b": "approved", "c": "draft"}
+
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(jsonl(envelope("d", status="done")), dataset=dataset, name="x.jsonl")
+    assert '"status" must be one of' in caught.value.report.items[0].message
+
+
+def test_a_zip_member_that_cannot_be_read_is_a_failed_item(dataset):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("good.txt", conversation())
+        archive.writestr("bad.txt", conversation("chatml"))
+    data = buffer.getvalue()
+    stored = conversation("chatml").encode()
+    data = data.replace(stored, stored[:-2] + b"XX", 1)  # the CRC no longer matches
+
+    report = import_transcripts(data, dataset=dataset, name="x.zip", partial=True)
+
+    assert [(i.location, i.action) for i in report.items] == [
+        ("x.zip:bad.txt", Action.FAILED),
+        ("x.zip:good.txt", Action.CREATED),
+    ]
+    assert "cannot read this file" in report.items[0].message

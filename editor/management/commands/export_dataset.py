@@ -11,13 +11,14 @@ file. Conversion losses are summarised on stderr.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from editor import formats
-from editor.exporting import Format, export_dataset
+from editor.exporting import MESSAGES_SPEC, Format, export_dataset
 from editor.models import Dataset, Status
 from editor.storage import StorageError
 
@@ -25,27 +26,51 @@ SHOWN_LOSSES = 10
 
 
 class Command(BaseCommand):
-    help = "Export a dataset as JSONL lines or chat-dataset rows (streaming)."
+    help = (
+        "Export the live transcripts of a dataset, one JSON line each, streaming: "
+        '{"id", "title", "spec", "status", "metadata", "text"|"document"} lines that '
+        "import_transcripts reads back (--format jsonl), or Hugging Face / TRL chat rows "
+        '{"messages", "tools"} (--format messages). Conversion losses are listed on stderr.'
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("dataset", help="dataset slug")
         parser.add_argument(
-            "--spec", choices=formats.SPEC_IDS, help="default: each transcript's own"
+            "--spec",
+            choices=formats.SPEC_IDS,
+            help="write every transcript in this spec (default: each in its own, byte for byte)",
         )
         parser.add_argument(
             "--status",
             action="append",
             choices=Status.values,
             default=[],
-            help="only transcripts in this review state (repeatable)",
+            help="only transcripts in this review state (repeatable; default: all)",
         )
-        parser.add_argument("--out", metavar="FILE", help="default: standard output")
         parser.add_argument(
-            "--format", choices=[f.value for f in Format], default=Format.JSONL.value
+            "--out",
+            metavar="FILE",
+            help="write to FILE, replaced only once the export is complete (default: stdout)",
         )
-        parser.add_argument("--audience", choices=["end_user"], help="apply the rendering policy")
+        parser.add_argument(
+            "--format",
+            choices=[f.value for f in Format],
+            default=Format.JSONL.value,
+            help="jsonl: re-importable transcript lines; messages: chat-dataset rows in the "
+            f"{MESSAGES_SPEC} shape (default: jsonl)",
+        )
+        parser.add_argument(
+            "--audience",
+            choices=["end_user"],
+            help="apply the rendering policy: only what an end user sees (no system, "
+            "reasoning or tool traffic, no header)",
+        )
 
     def handle(self, *args, dataset, spec, status, out, format, audience, **options):
+        if format == Format.MESSAGES and spec not in (None, MESSAGES_SPEC):
+            raise CommandError(
+                f"--format messages writes {MESSAGES_SPEC} rows; it takes no --spec {spec}."
+            )
         try:
             target = Dataset.objects.get(slug=dataset)
         except Dataset.DoesNotExist:
@@ -57,8 +82,7 @@ class Command(BaseCommand):
             if out:
                 _write_atomically(Path(out), export)
             else:
-                for line in export:
-                    self.stdout.write(line, ending="")
+                self._write_to_stdout(export)
         except StorageError as error:
             raise CommandError(error.message) from None
         self.stderr.write(f"{export.count} transcript(s) exported.")
@@ -76,13 +100,35 @@ class Command(BaseCommand):
             if export.loss_count > SHOWN_LOSSES:
                 self.stderr.write(f"  … and {export.loss_count - SHOWN_LOSSES} more")
 
+    def _write_to_stdout(self, lines) -> None:
+        try:
+            for line in lines:
+                self.stdout.write(line, ending="")
+            self.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as other command-line tools do.
+            # Python would flush stdout again at exit and fail once more: point it at devnull.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(1) from None
+
 
 def _write_atomically(path: Path, lines) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.")
+    if path.is_dir():
+        raise CommandError(f"--out {path} is a directory; name a file.")
     try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as error:
+        raise CommandError(f"Cannot write {path}: {error.strerror or error}.") from None
+    try:
+        # mkstemp makes the file private (0600); the export gets the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.writelines(lines)
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as error:
         os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise CommandError(f"Cannot write {path}: {error.strerror or error}.") from None
         raise

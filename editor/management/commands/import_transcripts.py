@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import sys
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_slug
 from django.db import transaction
 
 from editor import formats
@@ -23,28 +25,53 @@ from editor.models import Dataset
 from editor.storage import StorageError
 
 SHOWN_FAILURES = 20
+SLUG_LENGTH = Dataset._meta.get_field("slug").max_length
 
 
 class Command(BaseCommand):
-    help = "Import transcripts (file, JSONL, zip or folder; - for stdin) into a dataset."
+    help = (
+        "Import transcripts into a dataset (created if missing) from a transcript file (text or "
+        "JSON, spec detected unless --spec), a JSONL file (one transcript or "
+        '{"text"|"document", "spec", "id", "title", "metadata"} envelope per line), a zip '
+        "archive or a folder; PATH - reads standard input. All or nothing unless --partial. "
+        "Items whose id is already in the dataset are updated (a new revision) or skipped; "
+        "unchanged ones are always skipped."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="file, folder, zip archive or - for standard input")
         parser.add_argument("--dataset", required=True, help="dataset slug (created if missing)")
-        parser.add_argument("--spec", choices=formats.SPEC_IDS, help="spec of items that name none")
+        parser.add_argument(
+            "--spec",
+            choices=formats.SPEC_IDS,
+            help="spec of the items that do not name theirs (default: detected per item)",
+        )
         parser.add_argument(
             "--on-conflict",
             choices=[c.value for c in OnConflict],
             default=OnConflict.UPDATE.value,
-            help="what to do with an id that is already in the dataset (default: update)",
+            help="an item whose id is already in the dataset: update it (a new revision) or "
+            "skip it (default: update)",
         )
         parser.add_argument(
-            "--partial", action="store_true", help="import the readable items, report the rest"
+            "--partial",
+            action="store_true",
+            help="import the readable items and report the rest (default: import nothing "
+            "when any item cannot be read)",
         )
-        parser.add_argument("--kind", choices=[k.value for k in Kind], default=Kind.AUTO.value)
-        parser.add_argument("--report", metavar="FILE", help="write the full report as JSON")
+        parser.add_argument(
+            "--kind",
+            choices=[k.value for k in Kind],
+            default=Kind.AUTO.value,
+            help="how to read PATH (default: auto: a folder, a zip by its signature, JSONL by "
+            "its .jsonl/.ndjson name or its lines, otherwise one transcript)",
+        )
+        parser.add_argument(
+            "--report", metavar="FILE", help="write the full report, item by item, as JSON"
+        )
 
     def handle(self, *args, path, dataset, spec, on_conflict, partial, kind, report, **options):
+        _check_slug(dataset)
         source = sys.stdin.buffer if path == "-" else path
         with transaction.atomic():
             # Created in the import's transaction: a rejected import leaves no empty dataset.
@@ -60,15 +87,17 @@ class Command(BaseCommand):
                     on_conflict=on_conflict,
                     partial=partial,
                     kind=kind,
-                    name="<stdin>" if path == "-" else None,
                     progress=self._progress,
                 )
             except ImportRejected as rejected:
                 self._finish_progress()
                 self._write_report(rejected.report, report)
                 self._list_failures(rejected.report)
-                raise CommandError(rejected.report.summary()) from None
+                raise CommandError(
+                    f"{rejected.report.summary()} --partial imports the readable ones."
+                ) from None
             except StorageError as error:
+                self._finish_progress()
                 raise CommandError(error.message) from None
         self._finish_progress()
         self._write_report(result, report)
@@ -78,7 +107,7 @@ class Command(BaseCommand):
         self.stdout.write(result.summary())
 
     def _progress(self, report: ImportReport) -> None:
-        done = sum(report.counts.values())
+        done = len(report.items)
         share = f" ({report.bytes_read * 100 // report.bytes_total}%)" if report.bytes_total else ""
         self.stderr.write(f"\r{done} items read{share}", ending="")
         self.stderr.flush()
@@ -94,6 +123,25 @@ class Command(BaseCommand):
             self.stderr.write(f"… and {len(failures) - SHOWN_FAILURES} more (see --report)")
 
     def _write_report(self, report: ImportReport, path: str | None) -> None:
-        if path:
+        if not path:
+            return
+        try:
             with open(path, "w", encoding="utf-8") as out:
                 json.dump(report.to_dict(), out, ensure_ascii=False, indent=1)
+        except OSError as error:
+            # Raised after the import: say what was done, not only what failed.
+            raise CommandError(
+                f"Cannot write the report to {path}: {error.strerror or error} ({report.summary()})"
+            ) from None
+
+
+def _check_slug(slug: str) -> None:
+    """Refuse a slug the dataset pages could not address (or the database not store)."""
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise CommandError(
+            f"{slug!r} is not a valid dataset slug (letters, digits, hyphens, underscores)."
+        ) from None
+    if len(slug) > SLUG_LENGTH:
+        raise CommandError(f"The dataset slug is longer than {SLUG_LENGTH} characters.")
