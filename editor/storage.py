@@ -358,20 +358,21 @@ def check_storable(
             f"The id is longer than {EXTERNAL_ID_LENGTH} characters.", code="field-too-long"
         )
     _check_strings(metadata, "metadata")
+    if content is not None:
+        for index, message in enumerate(content.canonical.messages):
+            for name in ("role", *SHORT_MESSAGE_FIELDS):
+                value = getattr(message, name)
+                if value is not None and len(value) > SHORT_FIELD_LENGTH:
+                    raise InvalidContent(
+                        f"Message {index}: {name} is longer than {SHORT_FIELD_LENGTH} characters.",
+                        code="field-too-long",
+                    )
+        # Before the title: a title taken from the first user message shares its characters,
+        # and the error should point at the text the user has to fix.
+        _check_strings(content.source_text, "the source text")
+        _check_strings(content.canonical.to_dict(), "the transcript")
     _check_strings(title, "the title")
     _check_strings(external_id, "the id")
-    if content is None:
-        return
-    for index, message in enumerate(content.canonical.messages):
-        for name in ("role", *SHORT_MESSAGE_FIELDS):
-            value = getattr(message, name)
-            if value is not None and len(value) > SHORT_FIELD_LENGTH:
-                raise InvalidContent(
-                    f"Message {index}: {name} is longer than {SHORT_FIELD_LENGTH} characters.",
-                    code="field-too-long",
-                )
-    _check_strings(content.source_text, "the source text")
-    _check_strings(content.canonical.to_dict(), "the transcript")
 
 
 def _check_strings(value: Any, where: str) -> None:

@@ -421,3 +421,11 @@ def test_a_zip_member_that_cannot_be_read_is_a_failed_item(dataset):
         ("x.zip:good.txt", Action.CREATED),
     ]
     assert "cannot read this file" in report.items[0].message
+
+
+def test_a_nul_in_the_text_is_reported_as_in_the_text(dataset):
+    # The default title is the first user line, which holds the same NUL.
+    line = json.dumps({"id": "n", "spec": "chatml", "text": "<|start|>user<|message|>a\0b"})
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(jsonl(line), dataset=dataset, name="x.jsonl")
+    assert caught.value.report.items[0].message == "the source text contains a NUL character."
