@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from itertools import islice
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery, Value
 from django.utils import timezone
@@ -44,6 +45,15 @@ END_USER_AUDIENCE = "end_user"
 ALL_AUDIENCES = ("end_user", "annotator", "debug")
 
 
+# A slug is a URL path segment (editor/urls.py's `dataset` converter): like Django's slugs,
+# plus dots, since datasets are often named after spec versions ("openchatml-2.2").
+DATASET_SLUG_PATTERN = r"[A-Za-z0-9][-A-Za-z0-9_.]*"
+validate_dataset_slug = RegexValidator(
+    rf"\A{DATASET_SLUG_PATTERN}\Z",
+    "Use letters, digits, hyphens, underscores and dots, starting with a letter or digit.",
+)
+
+
 class DatasetQuerySet(models.QuerySet):
     def for_user(self, user) -> DatasetQuerySet:
         """The datasets ``user`` is a member of (every dataset for a superuser)."""
@@ -68,7 +78,7 @@ class DatasetQuerySet(models.QuerySet):
 
 class Dataset(models.Model):
     name = models.CharField(max_length=200)
-    slug = models.SlugField(max_length=100, unique=True)
+    slug = models.CharField(max_length=100, unique=True, validators=[validate_dataset_slug])
     description = models.TextField(blank=True)
     default_spec = models.CharField(max_length=32, choices=SPEC_CHOICES, default="openchatml-2.2")
     members = models.ManyToManyField(

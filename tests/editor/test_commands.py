@@ -149,13 +149,22 @@ def test_import_errors_are_clear_and_leave_no_dataset(tmp_path):
         ((str(tmp_path / "empty"), "--dataset", "s"), "No transcript found in"),
         ((str(tmp_path / "blank.txt"), "--dataset", "s"), "nothing imported: 1 of 1"),
         ((str(tmp_path / "missing.txt"), "--dataset", "s"), "neither a file nor a folder"),
-        ((str(tmp_path / "blank.txt"), "--dataset", "no.dots"), "not a valid dataset slug"),
+        ((str(tmp_path / "blank.txt"), "--dataset", "no spaces"), "not a valid dataset slug"),
+        ((str(tmp_path / "blank.txt"), "--dataset", "../up"), "not a valid dataset slug"),
         ((str(tmp_path / "blank.txt"), "--dataset", "x" * 101), "longer than 100"),
     ]
     for args, message in cases:
         with pytest.raises(CommandError, match=message):
             run("import_transcripts", *args)
     assert not Dataset.objects.exists()
+
+
+def test_a_dataset_named_after_a_spec_version_gets_its_pages(tmp_path, admin_client):
+    sample = tmp_path / "chat.txt"
+    sample.write_text("<|start|>user<|message|>hi<|end|>", encoding="utf-8")
+    run("import_transcripts", str(sample), "--dataset", "openchatml-2.2")
+    assert admin_client.get("/").status_code == 200
+    assert admin_client.get("/datasets/openchatml-2.2/").status_code == 200
 
 
 def test_piped_transcripts_are_each_created(monkeypatch):

@@ -16,12 +16,11 @@ import sys
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.core.validators import validate_slug
 from django.db import transaction
 
 from editor import formats
 from editor.importing import ImportRejected, ImportReport, Kind, OnConflict, import_transcripts
-from editor.models import Dataset
+from editor.models import Dataset, validate_dataset_slug
 from editor.storage import StorageError
 
 SHOWN_FAILURES = 20
@@ -137,11 +136,9 @@ class Command(BaseCommand):
 
 def _check_slug(slug: str) -> None:
     """Refuse a slug the dataset pages could not address (or the database not store)."""
-    try:
-        validate_slug(slug)
-    except ValidationError:
-        raise CommandError(
-            f"{slug!r} is not a valid dataset slug (letters, digits, hyphens, underscores)."
-        ) from None
     if len(slug) > SLUG_LENGTH:
         raise CommandError(f"The dataset slug is longer than {SLUG_LENGTH} characters.")
+    try:
+        validate_dataset_slug(slug)
+    except ValidationError as error:
+        raise CommandError(f"{slug!r} is not a valid dataset slug: {error.messages[0]}") from None
