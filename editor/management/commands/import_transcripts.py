@@ -25,6 +25,13 @@ from editor.storage import StorageError
 
 SHOWN_FAILURES = 20
 SLUG_LENGTH = Dataset._meta.get_field("slug").max_length
+BAR_WIDTH = 30
+LOG_EVERY = 10_000
+
+
+def plain(text: str) -> str:
+    """Progress is not an error: no red on a terminal's stderr."""
+    return text
 
 
 class Command(BaseCommand):
@@ -70,6 +77,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, path, dataset, spec, on_conflict, partial, kind, report, **options):
+        self._drawn = False  # a progress bar is on the terminal's current line
+        self._last_step = None
         _check_slug(dataset)
         source = sys.stdin.buffer if path == "-" else path
         with transaction.atomic():
@@ -106,13 +115,30 @@ class Command(BaseCommand):
         self.stdout.write(result.summary())
 
     def _progress(self, report: ImportReport) -> None:
+        """A bar redrawn in place on a terminal; a line per tenth of the input in a log."""
         done = len(report.items)
-        share = f" ({report.bytes_read * 100 // report.bytes_total}%)" if report.bytes_total else ""
-        self.stderr.write(f"\r{done} items read{share}", ending="")
-        self.stderr.flush()
+        total = report.bytes_total
+        percent = report.bytes_read * 100 // total if total else None
+        if percent is None:
+            line = f"{done} items read"
+        else:
+            filled = BAR_WIDTH * percent // 100
+            line = f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {done} items read ({percent}%)"
+        if self.stderr.isatty():
+            self.stderr.write(f"\r{line}", style_func=plain, ending="")
+            self.stderr.flush()
+            self._drawn = True
+        else:
+            # Without a size (a pipe), a line per LOG_EVERY items.
+            step = percent // 10 if percent is not None else done // LOG_EVERY
+            if step != self._last_step:
+                self._last_step = step
+                self.stderr.write(line, style_func=plain)
 
     def _finish_progress(self) -> None:
-        self.stderr.write("")
+        if self._drawn:
+            self.stderr.write("", style_func=plain)
+            self._drawn = False
 
     def _list_failures(self, report: ImportReport) -> None:
         failures = report.failures
