@@ -76,6 +76,7 @@ MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 MAX_REPORTED_FAILURES = 1000
 # Keys that make a JSON line a transcript (an envelope or a document), not a single message.
 TRANSCRIPT_KEYS = ("text", "document", "messages", "conversations", "thread")
+MESSAGE_KEYS = ("role", "from", "token")  # what marks an array item as a message, not a transcript
 
 
 class OnConflict(StrEnum):
@@ -336,7 +337,7 @@ def _candidates(source, kind: Kind, name: str | None, report: ImportReport, open
     if is_jsonl:
         return _read_jsonl(chain([first], stream), name or "<stdin>", report)
     rest = stream.read(MAX_TRANSCRIPT_BYTES + 1 - len(first))
-    return iter([_file_candidate(first + rest, name, report, external_id=name)])
+    return iter(_file_candidates(first + rest, name, report, external_id=name))
 
 
 def _file_name(stream: IO[bytes]) -> str:
@@ -465,24 +466,35 @@ def _id_of(value: Any) -> str:
     return ""
 
 
-def _file_candidate(
+def _file_candidates(
     data: bytes, location: str, report: ImportReport, *, external_id: str
-) -> Candidate:
-    """One file holding one transcript (text, a JSON document or an envelope)."""
+) -> list[Candidate]:
+    """One file holding one transcript (text, a JSON document or an envelope), or a JSON
+    array of transcripts: ShareGPT and other chat datasets ship as one array."""
     location = location or "<stdin>"
     report.bytes_read += len(data)
     fallback_title = PurePosixPath(location).stem if external_id else ""
     if len(data) > MAX_TRANSCRIPT_BYTES:
-        return Candidate(
-            location, error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript"
-        )
+        return [
+            Candidate(
+                location,
+                error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript",
+            )
+        ]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return Candidate(location, error=f"not UTF-8 text (byte {error.start})")
+        return [Candidate(location, error=f"not UTF-8 text (byte {error.start})")]
     text = text.removeprefix("\ufeff")  # a byte order mark is an encoding artefact, not content
     if not text.strip():
-        return Candidate(location, error="the file is empty")
+        return [Candidate(location, error="the file is empty")]
+    if text.lstrip().startswith("["):
+        items = _dataset_items(text)
+        if items is not None:
+            return [
+                _candidate_from_json(item, json.dumps(item, ensure_ascii=False), f"{location}[{i}]")
+                for i, item in enumerate(items)
+            ]
     if text.lstrip().startswith("{"):
         try:
             value = json.loads(text)
@@ -492,10 +504,27 @@ def _file_candidate(
             candidate = _candidate_from_json(value, text, location)
             candidate.external_id = candidate.external_id or external_id
             candidate.fallback_title = fallback_title
-            return candidate
+            return [candidate]
         if isinstance(value, dict):
             external_id = _id_of(value.get("id")) or external_id
-    return Candidate(location, text=text, external_id=external_id, fallback_title=fallback_title)
+    return [Candidate(location, text=text, external_id=external_id, fallback_title=fallback_title)]
+
+
+def _dataset_items(text: str) -> list[dict] | None:
+    """The transcripts of a JSON array whose every item is one (it has a transcript key and
+    is not itself a message); None for anything else, e.g. a thread of messages."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, list) or not value:
+        return None
+    for item in value:
+        if not isinstance(item, dict) or not any(key in item for key in TRANSCRIPT_KEYS):
+            return None
+        if any(key in item for key in MESSAGE_KEYS):
+            return None
+    return value
 
 
 def _members(names: Iterable[str]) -> list[str]:
@@ -569,9 +598,7 @@ def _member_candidates(
     except READ_ERRORS as error:
         yield Candidate(location, error=f"cannot read this file: {error}")
         return
-    candidate = _file_candidate(data, member, report, external_id=member)
-    candidate.location = location
-    yield candidate
+    yield from _file_candidates(data, location, report, external_id=member)
 
 
 # --- writing ------------------------------------------------------------------------------

@@ -429,3 +429,32 @@ def test_a_nul_in_the_text_is_reported_as_in_the_text(dataset):
     with pytest.raises(ImportRejected) as caught:
         import_transcripts(jsonl(line), dataset=dataset, name="x.jsonl")
     assert caught.value.report.items[0].message == "the source text contains a NUL character."
+
+
+def test_a_json_array_of_conversations_is_a_dataset(dataset):
+    """ShareGPT-style dataset files hold one JSON array of transcripts, not JSON Lines."""
+    records = [
+        {
+            "id": f"c{i}",
+            "conversations": [
+                {"from": "human", "value": f"q{i}"},
+                {"from": "gpt", "value": f"a{i}"},
+            ],
+        }
+        for i in range(3)
+    ] + [{"messages": [{"role": "user", "content": "no id"}]}]
+    data = json.dumps(records, indent=2).encode()
+    report = import_transcripts(data, dataset=dataset, name="train.json")
+    assert report.counts["created"] == 4
+    assert [item.location for item in report.items] == [f"train.json[{i}]" for i in range(4)]
+    specs = dict(Transcript.objects.filter(dataset=dataset).values_list("external_id", "spec"))
+    assert specs == {"c0": "sharegpt", "c1": "sharegpt", "c2": "sharegpt", "": "openai-messages"}
+    again = import_transcripts(data, dataset=dataset, name="train.json", on_conflict="skip")
+    assert again.counts["skipped"] == 3 and again.counts["created"] == 1  # the one without an id
+
+
+def test_a_json_array_of_messages_stays_one_transcript(dataset):
+    thread = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    report = import_transcripts(json.dumps(thread).encode(), dataset=dataset, name="thread.json")
+    assert report.counts["created"] == 1
+    assert Transcript.objects.get().messages.count() == 2
