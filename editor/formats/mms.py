@@ -99,9 +99,7 @@ def parse_json(text: str, sink: Diagnostics) -> Transcript:
         for index, item in enumerate(array.items or ()):
             message = parse_json_message(item, index, sink)
             if message is not None:
-                transcript.messages.append(
-                    stamp_span(message, SPEC, text, item.start, item.end)
-                )
+                transcript.messages.append(stamp_span(message, SPEC, text, item.start, item.end))
     js.remember(transcript, text, key=key)
     return transcript
 
