@@ -47,12 +47,17 @@ JSON_CHECKS = {"function_call": "assistant", "function_output": "tool", "functio
 def parse(text: str, sink: Diagnostics) -> Transcript:
     """document = ["[BOS]"] prefix *(chat / fim / file) ["[EOS]" suffix]"""
     transcript = Transcript(spec=SPEC)
+    first_item = len(sink.items)
     # The document's line break (its first one): new and edited messages are written with it,
     # so that editing a CRLF file does not mix line endings.
     first_break = text.find("\n")
     if first_break > 0 and text[first_break - 1] == "\r":
         transcript.layout[NEWLINE] = CRLF
-    tokens = [t for t in scan(text, VOCABULARY) if t.kind != UNKNOWN]
+    scanned = scan(text, VOCABULARY)
+    tokens = [t for t in scanned if t.kind != UNKNOWN]
+    # `<|x|>` that neither the document grammar nor the body markup (flags, thoughts, function
+    # parts) defines: text, but a model tokenizer may not read it as text (reported per body).
+    unknown = [t for t in scanned if t.kind == UNKNOWN and _name(text, t) not in v01body.VOCABULARY]
     pos = 0
     if text.startswith(BOS):
         transcript.attrs["bos"] = True
@@ -79,7 +84,7 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
         tok = openers[n]
         index = len(transcript.messages)
         if tok.kind == "im_start":
-            message, n = parse_chat(text, ends, openers, n, index, sink)
+            message, n = parse_chat(text, ends, openers, n, index, sink, unknown)
             transcript.messages.append(message)
             continue
         stop = openers[n + 1].start if n + 1 < len(openers) else len(text)
@@ -93,7 +98,13 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
     _split_eos(transcript)
     if not transcript.messages:
         sink.add("E-PARSE-EMPTY", 0, "No <|im_start|>, FIM or file segment found")
+    # document order (a body's unknown tokens and bad JSON come before its missing <|im_end|>)
+    sink.items[first_item:] = sorted(sink.items[first_item:], key=lambda d: d.offset)
     return transcript
+
+
+def _name(text: str, tok: Token) -> str:
+    return text[tok.start + 2 : tok.end - 2]
 
 
 def _segment(text: str, start: int, stop: int, role: str, file_number: int | None) -> Message:
@@ -106,7 +117,13 @@ def _segment(text: str, start: int, stop: int, role: str, file_number: int | Non
 
 
 def parse_chat(
-    text: str, ends: list[Token], openers: list[Token], n: int, index: int, sink: Diagnostics
+    text: str,
+    ends: list[Token],
+    openers: list[Token],
+    n: int,
+    index: int,
+    sink: Diagnostics,
+    unknown: list[Token],
 ) -> tuple[Message, int]:
     """chat = "<|im_start|>" ROLE *(SP KEY "=" VALUE) LF BODY "<|im_end|>" gap"""
     start_tok = openers[n]
@@ -119,6 +136,16 @@ def parse_chat(
     body_start = newline + 1 if newline != -1 else body_limit
     message = Message(role="", content=text[body_start:body_limit])
     parse_header(text, start_tok.end, header_end, message, index, sink)
+    at = bisect_left(unknown, body_start, key=lambda t: t.start)
+    while at < len(unknown) and unknown[at].end <= body_limit:
+        tok = unknown[at]
+        sink.add(
+            "W-PARSE-UNKNOWN-TOKEN",
+            tok.start,
+            f"{text[tok.start : tok.end]} is not a token of OpenChatML 0.1; it is kept as text",
+            message_index=index,
+        )
+        at += 1
     if close is None:
         message.end = None
         fix = Fix("Close the message with <|im_end|>", (Edit(limit, limit, IM_END),))

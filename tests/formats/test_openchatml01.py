@@ -188,3 +188,20 @@ def test_codec_declares_message_start():
     from editor.formats.specs import get_codec
 
     assert get_codec(SPEC).message_start == "<|im_start|>"
+
+
+def test_an_unknown_token_in_a_body_is_a_warning_and_stays_text():
+    # `<|start_thought|>` is no v0.1 marker (the kinds are reflect/introspect/reason); body
+    # markup the spec defines is not reported, nor is code in FIM/file segments.
+    text = (
+        "<|im_start|>system\nBe brief.<|reflect|>\n<|im_end|>\n"
+        "<|im_start|>assistant\n<|start_thought|>hm <|x|>\n<|start_reason|>r<|end_reason|>ok\n"
+        "<|im_end|>\n<|fim_prefix|>a = '<|y|>'<|fim_suffix|><|fim_middle|>"
+    )
+    transcript, diagnostics = parse(text)
+    assert [(d.code, d.offset, d.line, d.column, d.message_index) for d in diagnostics] == [
+        ("W-PARSE-UNKNOWN-TOKEN", text.index("<|start_thought|>"), 5, 1, 1),
+        ("W-PARSE-UNKNOWN-TOKEN", text.index("<|x|>"), 5, 21, 1),
+    ]
+    assert transcript.messages[1].content.startswith("<|start_thought|>hm <|x|>\n")
+    assert formats.serialize(transcript) == text
