@@ -46,6 +46,7 @@ from .convert_hub import (
     generation_settings,
     qualified,
 )
+from .jsonformats import declared_functions, tool_recipient
 from .model import CALL, END, RETURN, Message, Transcript
 from .scanner import TOKEN_RE
 from .typescript import parse_namespaces
@@ -282,6 +283,8 @@ class _Lowering:
                 continue
             self.loss(index, field, f"{field}={value} dropped ({to} cannot write it)")
             setattr(m, field, None)
+        if to == OPENAI and is_call(m):
+            self.openai_call(m, index)
         if to in TOKEN_2X and m.end is None and not m.content and self.is_last():
             # An open, empty last message is a completion prompt (ChatML's `<|start|>assistant
             # <|message|>`): these specs write it as a bare header, an empty body would be
@@ -328,6 +331,26 @@ class _Lowering:
         for key in LAYOUT_ATTRS & set(m.attrs):
             del m.attrs[key]
         return m
+
+    def openai_call(self, m: Message, index: int) -> None:
+        """Chat Completions names a tool without its namespace; its reader takes a gpt-oss
+        built-in name (``python``, ``browser.*``) for the built-in unless ``tools`` declares a
+        function of that name, and constrains only function arguments to JSON."""
+        recipient = m.recipient or ""
+        name = recipient.removeprefix("functions.")
+        functions = declared_functions({"tools": self.hub.tools + self.recovered})
+        read_back = tool_recipient(name, functions)
+        if read_back != recipient:
+            self.loss(
+                index, "recipient", f"{recipient} reads back as {read_back} (Chat Completions "
+                "names a tool without its namespace)",
+            )  # fmt: skip
+        if m.constrain is not None and not read_back.startswith("functions."):
+            self.loss(
+                index, "constrain", f"<|constrain|>{m.constrain} dropped (openai-messages "
+                "constrains only function arguments)",
+            )  # fmt: skip
+            m.constrain = None
 
     def harmony_ends(self, m: Message, index: int, reply: bool) -> None:
         """gpt-oss writes a reply ``functions.X to=assistant``, ends the last final of a finished

@@ -21,6 +21,7 @@ from .diagnostics import Diagnostics
 from .model import CALL, Message, Transcript, stamp
 from .ocm_json import CODECS as OCM_JSON_CODECS
 from .specs import Codec
+from .validate_context import is_builtin
 
 OPENAI = "openai-messages"
 SHAREGPT = "sharegpt"
@@ -40,6 +41,24 @@ def recipient_for(name: str) -> str:
     return name if name.startswith(FUNCTIONS) else FUNCTIONS + name
 
 
+def tool_recipient(name: str, functions: frozenset[str]) -> str:
+    """An OpenAI tool call's name as a recipient: a gpt-oss built-in (``python``,
+    ``browser.search``) keeps its own namespace unless ``tools`` declares a function of that
+    name; any other name is ``functions.NAME``."""
+    return name if is_builtin(name) and name not in functions else recipient_for(name)
+
+
+def declared_functions(attrs: dict[str, Any]) -> frozenset[str]:
+    """The function names a Chat Completions document's ``tools`` declares."""
+    tools = attrs.get("tools")
+    names = set()
+    for tool in tools if isinstance(tools, list) else ():
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
 def function_name(recipient: str | None) -> str:
     recipient = recipient or ""
     return recipient[len(FUNCTIONS) :] if recipient.startswith(FUNCTIONS) else recipient
@@ -56,16 +75,21 @@ def parse_openai(text: str, sink: Diagnostics) -> Transcript:
     array, others, key = js.message_list(nodes[0], ("messages",), sink, "Chat Completions messages")
     transcript.attrs = others
     callees: dict[str, str] = {}  # call id → recipient, to name tool replies
+    functions = declared_functions(others)
     for index, item in enumerate(array.items if array is not None else ()):
         raw = text[item.start : item.end]
-        for message in openai_messages(item, index, callees, sink):
+        for message in openai_messages(item, index, callees, sink, functions):
             transcript.messages.append(stamp(message, OPENAI, item.start, raw))
     js.remember(transcript, text, key=key)
     return transcript
 
 
 def openai_messages(
-    node: js.Node, index: int, callees: dict[str, str], sink: Diagnostics
+    node: js.Node,
+    index: int,
+    callees: dict[str, str],
+    sink: Diagnostics,
+    functions: frozenset[str],
 ) -> list[Message]:
     """message = {"role", "content"?, "name"?, "tool_calls"?, "tool_call_id"?, "reasoning[_content]"?}"""
     data = node.value
@@ -99,7 +123,7 @@ def openai_messages(
         if body is not None:
             out.append(body)
     for call in calls or ():
-        message = tool_call_message(call, role, node, index, sink)
+        message = tool_call_message(call, role, node, index, sink, functions)
         if message is not None:
             out.append(message)
             if message.call_id:
@@ -122,7 +146,7 @@ def openai_messages(
     if legacy_reply:
         first.attrs[LEGACY_FUNCTION_ROLE_ATTR] = True
     if "name" in data and role == "tool":
-        first.name = recipient_for(str(data["name"]))
+        first.name = tool_recipient(str(data["name"]), functions)
         first.attrs["name_written"] = True
     elif "name" in data:
         first.name = data["name"]
@@ -154,9 +178,18 @@ def content_message(node: js.Node, role: str, index: int, sink: Diagnostics) -> 
 
 
 def tool_call_message(
-    call: Any, role: str, node: js.Node, index: int, sink: Diagnostics
+    call: Any,
+    role: str,
+    node: js.Node,
+    index: int,
+    sink: Diagnostics,
+    functions: frozenset[str],
 ) -> Message | None:
-    """tool_call = {"id", "type": "function", "function": {"name", "arguments"}}"""
+    """tool_call = {"id", "type": "function", "function": {"name", "arguments"}}
+
+    A function's arguments are a JSON object by contract (``<|constrain|>json``, so bad JSON is
+    reported); a built-in's are what the tool reads (Python code for ``python``), unconstrained
+    as gpt-oss writes them."""
     function = call.get("function") if isinstance(call, dict) else None
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
         js.shape_error(
@@ -173,13 +206,14 @@ def tool_call_message(
         arguments = js.json.dumps(arguments, ensure_ascii=False)
     if call.get("type", "function") != "function":
         attrs["type"] = call.get("type")
+    recipient = tool_recipient(function["name"], functions)
     return Message(
         role=role,
         content=arguments,
         channel=COMMENTARY,
-        recipient=recipient_for(function["name"]),
+        recipient=recipient,
         call_id=call.get("id"),
-        constrain="json",
+        constrain="json" if recipient.startswith(FUNCTIONS) else None,
         end=CALL,
         attrs=attrs,
     )

@@ -255,3 +255,52 @@ def test_a_named_context_comes_back_from_2_2():
         "content": "[... news article text ...]",
     }
     assert convert(transcript, "mms-tokens")[1] == []  # MMS to MMS: nothing approximated
+
+
+# --- built-in tools through openai-messages -------------------------------------------------
+
+
+def test_builtin_calls_survive_openai_messages_and_validate():
+    source = (FIXTURES / "harmony/valid/gpt-oss-builtins-to-in-start-header.txt").read_text("utf-8")
+    text, _ = convert(formats.parse(source, "harmony")[0], "openai-messages")
+    transcript, diagnostics = formats.parse(text, "openai-messages")
+    calls = [(m.recipient, m.constrain) for m in transcript.messages if m.end == "call"]
+    assert calls == [("browser.search", None), ("python", None)]
+    assert [m.name for m in transcript.messages if m.role == "tool"] == ["browser.search", "python"]
+    found = diagnostics + validate(transcript, text=text)
+    assert [d.code for d in found if d.severity != "info"] == []  # no E-BODY-…, no W-CALL-UNKNOWN…
+    back, _ = convert(transcript, "harmony")
+    assert "to=python<|message|>print(2**20)<|call|>" in back  # no <|constrain|>json
+    assert _validates(back, "harmony") == []
+
+
+def _openai(tools, name, arguments):
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}
+    messages = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    return formats.parse(json.dumps({"tools": tools, "messages": messages}), "openai-messages")[0]
+
+
+def test_a_declared_function_named_like_a_builtin_is_a_function():
+    python = {"type": "function", "function": {"name": "python", "parameters": {}}}
+    declared = _openai([python], "python", "{}").messages[0]
+    assert (declared.recipient, declared.constrain) == ("functions.python", "json")
+    builtin = _openai([], "python", "print(1)").messages[0]
+    assert (builtin.recipient, builtin.constrain) == ("python", None)
+
+
+def test_a_call_openai_would_read_back_otherwise_is_a_loss():
+    transcript, _ = formats.parse(
+        "<|start|>assistant to=functions.python<|channel|>commentary <|constrain|>json"
+        '<|message|>{"a":1}<|call|>'
+        "<|start|>assistant to=browser.open<|channel|>commentary <|constrain|>json"
+        '<|message|>{"id":1}<|call|>',
+        "harmony",
+    )
+    text, losses = convert(transcript, "openai-messages")
+    assert [(loss.message_index, loss.field) for loss in losses] == [
+        (0, "recipient"),
+        (0, "constrain"),
+        (1, "constrain"),
+    ]
+    back = formats.parse(text, "openai-messages")[0].messages
+    assert [(m.recipient, m.constrain) for m in back] == [("python", None), ("browser.open", None)]
