@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from editor import formats
 from editor.formats.diagnostics import ERROR, WARNING
-from editor.formats.model import TERMINATORS
+from editor.formats.model import SEMANTIC_FIELDS, TERMINATORS
 from editor.formats.validate import validate
 from editor.models import (
     SHORT_FIELD_LENGTH,
@@ -496,23 +496,8 @@ def create_transcripts(
     return transcripts
 
 
-# The fields of a Message row, in the order _insert_messages writes them (a test checks that
-# every canonical field is among them).
-MESSAGE_COLUMNS = (
-    "transcript",
-    "index",
-    "role",
-    "content",
-    "channel",
-    "recipient",
-    "name",
-    "call_id",
-    "intent",
-    "content_type",
-    "constrain",
-    "end",
-    "attrs",
-)
+# The fields of a Message row, in the order _insert_messages writes them.
+MESSAGE_COLUMNS = ("transcript", "index", *SEMANTIC_FIELDS)
 
 
 def _insert_messages(transcripts: Iterable[tuple[int, Sequence[formats.Message]]]) -> None:
