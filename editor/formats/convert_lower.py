@@ -100,6 +100,9 @@ PROMPT_SETTINGS = (REASONING_EFFORT, CURRENT_DATE)  # what gpt-oss's system mess
 # Sources that tell a final's <|end|> from its <|return|> (MMS: end_turn): changing one is a loss.
 ENDS_DISTINGUISHED = frozenset({OCM22, OCM20, HARMONY, OCM_JSON, MMS, MMS_TOKENS})
 ONE_TERMINATOR = frozenset({CHATML, CHATML_JSON, OPENAI, SHAREGPT, V01})
+# Targets where every message is complete: an open one (a completion prompt, a truncated
+# message) cannot be written (v0.1 and mms-tokens read a missing terminator as truncation).
+NO_OPEN_MESSAGE = frozenset({OPENAI, SHAREGPT, MMS, MMS_TOKENS, V01})
 MMS_DEFAULT_FORMAT = "markdown"
 CONTEXT = "context"  # attrs mark of a user message that was an MMS context (convert_hub)
 LAST_END_TURN_LOSS = (
@@ -184,6 +187,20 @@ class _Lowering:
 
     def message(self, m: Message, index: int) -> None:
         to = self.to
+        if m.end is None and to in NO_OPEN_MESSAGE:
+            if not m.content:
+                # A bare prompt for the model: an empty complete message would be a turn
+                # that said nothing, so it goes, and the report says it was there.
+                self.loss(
+                    index, "message",
+                    f"open message with no text (a completion prompt) dropped ({to} has no "
+                    "open message)",
+                )  # fmt: skip
+                return
+            self.loss(
+                index, "end", f"unterminated message written as complete ({to} has no open message)"
+            )
+            m.end = END
         if (
             m.role == "assistant"
             and m.channel == "analysis"

@@ -304,3 +304,40 @@ def test_a_call_openai_would_read_back_otherwise_is_a_loss():
     ]
     back = formats.parse(text, "openai-messages")[0].messages
     assert [(m.recipient, m.constrain) for m in back] == [("python", None), ("browser.open", None)]
+
+
+# --- open messages (completion prompts, truncation) -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "spec"),
+    [
+        ("<|start|>user<|message|>Hi<|end_message|><|start|>assistant<|message|>", "chatml"),
+        ("<|start|>user<|message|>Hi<|end|><|start|>assistant", "harmony"),
+        (
+            '[{"token": "<|start|>"}, "user", {"token": "<|message|>"}, "Hi", '
+            '{"token": "<|end_message|>"}, {"token": "<|start|>"}, "assistant"]',
+            "chatml-json",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "to", ["openai-messages", "sharegpt", "mms", "mms-tokens", "openchatml-0.1"]
+)
+def test_a_completion_prompt_is_dropped_and_reported(source, spec, to):
+    transcript, _ = formats.parse(source, spec)
+    text, losses = convert(transcript, to)
+    assert [(loss.message_index, loss.field) for loss in losses] == [(1, "message")]
+    back, diagnostics = formats.parse(text, to)
+    assert [m.role for m in back.messages] == ["user"]
+    assert not formats.has_errors(diagnostics)
+
+
+def test_an_unterminated_message_is_written_complete_and_reported():
+    transcript, _ = formats.parse(
+        "<|start|>user<|message|>Hi<|end|><|start|>assistant<|channel|>final<|message|>Hel",
+        "harmony",
+    )
+    text, losses = convert(transcript, "openai-messages")
+    assert json.loads(text)["messages"][1] == {"role": "assistant", "content": "Hel"}
+    assert [(loss.message_index, loss.field) for loss in losses] == [(1, "end")]
