@@ -10,6 +10,7 @@ Lifting (source → hub):
 | source | hub |
 |---|---|
 | openchatml-2.2 | content unescaped (``scanner.unescape``) |
+| openchatml-0.1 system prompt | ``<|function_list|>`` sections of tool objects → ``Hub.tools``; thought flags → ``attrs["v01_flags"]`` (the rest stays text) |
 | openchatml-0.1 body | a final newline (before ``<|im_end|>``) is layout and dropped |
 | openchatml-0.1 assistant body | one message per part: thought ``K`` → ``analysis`` with content ``<|start_K|>text``; text → ``final``; ``<|function_call|>`` → commentary call ``to=functions.NAME call_id=call_N <|constrain|>json`` + ``<|call|>`` (arguments as compact JSON) |
 | openchatml-0.1 tool body with ``<|function_output|>`` | ``tool name=functions.NAME call_id=call_N`` on commentary (content: the JSON ``content`` value; a string as is) |
@@ -37,7 +38,7 @@ from typing import Any
 from . import harmony_prompt, v01body
 from .bodytext import logical_text
 from .model import CALL, END, RETURN, Message, Transcript
-from .toolschemas import declared_tools
+from .toolschemas import declared_tools, function_list_tools
 from .typescript import parse_namespaces
 
 FUNCTIONS = "functions."
@@ -55,6 +56,9 @@ MMS_ROLES = {"platform": "system"}
 CONTEXT = "context"
 MMS_DEFAULT_FORMAT = "markdown"
 COT_MARKER = "<|start_{}|>"
+# attrs of a lifted v0.1 system message (convert_lower reports them for every other target)
+V01_FLAGS = "v01_flags"  # thought-block flags the prompt carried, e.g. ["reflect", "reason"]
+V01_LIST_INLINE = "v01_function_list_inline"  # prose followed the function list
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,9 @@ def _lift_v01(transcript: Transcript, hub: Hub) -> None:
     for i, m in enumerate(transcript.messages):
         parts = v01body.parts(m.content)
         structured = [p for p in parts if p.kind in ("thought", "function_call", "function_output")]
+        if m.role == "system":
+            hub.messages.append((_lift_v01_system(m, hub.tools), i))
+            continue
         if not structured or m.role not in ("assistant", "tool"):
             # v0.1 writes `message_content` LF `<|im_end|>`: that last newline is layout.
             content = m.content.removesuffix("\n") if m.role not in V01_SEGMENTS else m.content
@@ -231,6 +238,38 @@ def _lift_v01(transcript: Transcript, hub: Hub) -> None:
             out = _v01_part(m, part, ids)
             if out is not None:
                 hub.messages.append((out, i))
+
+
+def _lift_v01_system(m: Message, tools: list[dict[str, Any]]) -> Message:
+    """A v0.1 system prompt: each ``<|function_list|>`` section made only of OpenAI tool
+    objects becomes document-level tool declarations (added to ``tools``), and thought flags
+    (``<|reflect|>``…, v0.1 §4) leave the text for ``attrs[V01_FLAGS]``; the prose and any
+    other markup (e.g. the §8.5 call template) stay as written."""
+    pieces: list[str] = []
+    flags: list[str] = []
+    cut = listed = inline = False  # a part was taken out / a list was; prose followed a list
+    for part in v01body.parts(m.content):
+        entries = function_list_tools(part.text) if part.kind == "function_list" else None
+        if entries is not None:
+            tools += [entry for entry in entries if entry not in tools]
+            cut = listed = True
+            continue
+        if part.kind == v01body.FLAG:
+            flags.append(part.detail)
+            cut = True
+            continue
+        text = m.content[part.start : part.end]
+        if cut and pieces and pieces[-1].endswith("\n") and text.startswith("\n"):
+            text = text[1:]  # the list sat on lines of its own: one line break stays
+        inline = inline or (listed and bool(text.strip()))
+        pieces.append(text)
+        cut = False
+    out = _copy(m, content="".join(pieces).removesuffix("\n"))
+    if flags:
+        out.attrs[V01_FLAGS] = flags
+    if inline:
+        out.attrs[V01_LIST_INLINE] = True
+    return out
 
 
 def _v01_part(m: Message, part: v01body.Part, ids: _Ids) -> Message | None:

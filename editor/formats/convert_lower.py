@@ -8,7 +8,7 @@ What each target can hold (a field outside its row is dropped and reported):
 | harmony | yes | yes | no | no | no | yes | no (replies use role ``functions.X``) | developer ``namespace functions`` | rewritten ``<\\|x\\|>`` |
 | openchatml-2.0 | yes | yes | no | no | no | no | yes | developer ``namespace functions`` | rewritten |
 | openai-messages | analysis → reasoning, final | calls only | yes (generated) | no | no | json | yes | ``tools`` | plain |
-| sharegpt | no (analysis dropped) | calls | no | no | no | no | no | no | plain |
+| sharegpt | no (analysis dropped) | calls | no | no | no | no | no | ``tools`` (a JSON string) | plain |
 | chatml, chatml-json | no (analysis, other commentary, calls, replies dropped) | no | no | no | no | no | no | no | rewritten (chatml); plain (JSON) |
 | mms, mms-tokens | no (analysis dropped) | calls as ``tool:fmt`` | no | no | via ``tool:fmt`` | json | named user → context | no | plain (mms); rewritten (tokens) |
 | openchatml-0.1 | analysis → thought blocks | calls as ``<|function_call|>`` | no | no | no | no | yes | ``<|function_list|>`` in the system message | rewritten |
@@ -40,6 +40,8 @@ from .convert_hub import (
     GENERATED_ID,
     REASONING_EFFORT,
     SETTINGS,
+    V01_FLAGS,
+    V01_LIST_INLINE,
     Hub,
     Loss,
     declares_functions,
@@ -161,7 +163,9 @@ class _Lowering:
             and first.role == "developer"
             and first.content.startswith(INSTRUCTIONS_HEADING)
         )
-        recovered = _tools_from_developer(self.hub.messages) if self.to == OPENAI else []
+        # targets that declare tools outside the prompt's text (v0.1: its own function list)
+        recover = self.to in (OPENAI, SHAREGPT, V01)
+        recovered = _tools_from_developer(self.hub.messages) if recover else []
         if instructions and first.content and TOOLS_HEADING not in first.content:
             first.role, first.content = "system", first.content.removeprefix(INSTRUCTIONS_HEADING)
         return recovered
@@ -292,6 +296,9 @@ class _Lowering:
             value = getattr(m, field)
             if value is None or field in keeps:
                 continue
+            if field == "constrain" and to == V01 and value == "json" and is_call(m):
+                setattr(m, field, None)  # a <|function_call|> holds its arguments as JSON
+                continue
             if field == "call_id" and self.regenerated.get(self.position) == value:
                 setattr(m, field, None)
                 continue
@@ -343,7 +350,16 @@ class _Lowering:
                 continue
             if to in OCM_FAMILY and key in OCM_HEADER_ATTRS:
                 continue
-            self.loss(index, f"attrs.{key}", f"{key}={m.attrs[key]!r} dropped")
+            if key == V01_FLAGS:
+                flags = "".join(f"<|{flag}|>" for flag in m.attrs[key])
+                self.loss(index, "flags", f"v0.1 thought flags {flags} dropped ({to} has none)")
+            elif key == V01_LIST_INLINE:
+                self.loss(
+                    index, "tools", f"function list taken out of the prompt's text into {to}'s "
+                    "tool declarations: the text after it now follows the text before it",
+                )  # fmt: skip
+            else:
+                self.loss(index, f"attrs.{key}", f"{key}={m.attrs[key]!r} dropped")
             del m.attrs[key]
         for key in LAYOUT_ATTRS & set(m.attrs):
             del m.attrs[key]
@@ -536,11 +552,13 @@ class _Lowering:
         return {"version": VERSION[self.to], **rest}
 
     def tools(self, attrs: dict[str, Any]) -> None:
-        tools = self.hub.tools
-        if self.to == OPENAI:
-            recovered = self.recovered
-            if tools or recovered:
-                attrs["tools"] = tools + [t for t in recovered if t not in tools]
+        tools = self.hub.tools + [t for t in self.recovered if t not in self.hub.tools]
+        if self.to == OPENAI and tools:
+            attrs["tools"] = tools
+        if self.to == SHAREGPT and tools:
+            # a JSON-encoded string, as ShareGPT datasets store it (toolschemas reads both)
+            attrs["tools"] = json.dumps(tools, ensure_ascii=False)
+        if self.to in (OPENAI, SHAREGPT):
             return
         if not tools and self.to != HARMONY:
             return

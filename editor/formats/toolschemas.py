@@ -59,6 +59,11 @@ def _from_openai(entry: Any, index: int | None) -> ToolSchema | None:
 def json_values(text: str) -> list[Any]:
     """Every top-level JSON value written one after another in ``text`` (prose between them
     ends the scan)."""
+    return _json_run(text)[0]
+
+
+def _json_run(text: str) -> tuple[list[Any], str]:
+    """``json_values`` and the text after them (from the first thing that is not JSON)."""
     decoder = json.JSONDecoder()
     values = []
     pos = 0
@@ -66,11 +71,11 @@ def json_values(text: str) -> list[Any]:
         while pos < len(text) and text[pos].isspace():
             pos += 1
         if pos >= len(text):
-            return values
+            return values, ""
         try:
             value, pos = decoder.raw_decode(text, pos)
         except ValueError:
-            return values
+            return values, text[pos:]
         values.append(value)
 
 
@@ -79,6 +84,16 @@ def function_list_sections(content: str) -> list[str]:
     both opener and closer) or the end of the body."""
     parts = content.split(FUNCTION_LIST_TOKEN)
     return parts[1:]
+
+
+def function_list_tools(section: str) -> list[dict[str, Any]] | None:
+    """The OpenAI tool entries a ``<|function_list|>`` section consists of, or None when it
+    holds anything else (prose, a non-tool value): then it is text, not only declarations."""
+    values, rest = _json_run(section)
+    entries = [e for v in values for e in (v if isinstance(v, list) else [v])]
+    if rest or not entries or any(_from_openai(e, None) is None for e in entries):
+        return None
+    return entries
 
 
 def _from_function_lists(content: str, index: int) -> list[ToolSchema]:

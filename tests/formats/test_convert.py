@@ -19,6 +19,7 @@ from editor.formats import harmony_prompt
 from editor.formats.bodytext import written_text
 from editor.formats.convert import convert, map_transcript
 from editor.formats.model import Message, Transcript
+from editor.formats.openchatml01 import message_parts
 from editor.formats.validate import validate
 from editor.formats.validate_context import is_reply
 
@@ -341,3 +342,33 @@ def test_an_unterminated_message_is_written_complete_and_reported():
     text, losses = convert(transcript, "openai-messages")
     assert json.loads(text)["messages"][1] == {"role": "assistant", "content": "Hel"}
     assert [(loss.message_index, loss.field) for loss in losses] == [(1, "end")]
+
+
+# --- v0.1 <|function_list|> ↔ tool declarations -------------------------------------------
+
+
+@pytest.mark.parametrize("to", ["openai-messages", "harmony", "sharegpt", "openchatml-2.2"])
+def test_a_v01_function_list_becomes_declarations_and_comes_back(to):
+    source = (Path(formats.__file__).parent.parent / "demo/openchatml-0.1.txt").read_text("utf-8")
+    transcript, _ = formats.parse(source, "openchatml-0.1")
+    text, losses = convert(transcript, to)
+    assert {(loss.message_index, loss.field) for loss in losses} >= {(0, "flags"), (0, "tools")}
+    through, diagnostics = formats.parse(text, to)
+    found = diagnostics + validate(through, text=text)
+    unknown = {d.message.split()[0] for d in found if d.code == "W-PARSE-UNKNOWN-TOKEN"}
+    assert not unknown & {"<|function_list|>", "<|reflect|>", "<|reason|>"}
+    assert not any(d.code == "W-CALL-UNKNOWN-TOOL" for d in found)
+    assert "get_stock_fundamentals" in text and "<|function_list|>" not in text
+    back, _ = convert(through, "openchatml-0.1")
+    system = formats.parse(back, "openchatml-0.1")[0].messages[0]
+    assert system.content.startswith("You are a function calling AI model.")
+    assert [p["kind"] for p in message_parts(system)][-2:] == ["function_list", "text"]
+    assert message_parts(system)[-2]["json"]["function"]["name"] == "get_stock_fundamentals"
+
+
+def test_a_function_list_with_prose_inside_stays_text():
+    text = "<|im_start|>system\n<|function_list|>\nsee the wiki\n<|function_list|>\n<|im_end|>"
+    transcript, _ = formats.parse(text, "openchatml-0.1")
+    out, losses = convert(transcript, "openai-messages")
+    assert "tools" not in json.loads(out) and losses == []
+    assert "see the wiki" in json.loads(out)["messages"][0]["content"]
