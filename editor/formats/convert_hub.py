@@ -37,7 +37,7 @@ from typing import Any
 
 from . import harmony_prompt, v01body
 from .bodytext import logical_text
-from .model import CALL, END, RETURN, Message, Transcript
+from .model import CALL, END, RETURN, SEMANTIC_FIELDS, Message, Transcript
 from .toolschemas import declared_tools, function_list_tools
 from .typescript import parse_namespaces
 
@@ -88,21 +88,7 @@ class Hub:
 
 def _copy(message: Message, **changes: Any) -> Message:
     """A copy without layout: a converted message is written in its target's canonical form."""
-    fields = {
-        f: getattr(message, f)
-        for f in (
-            "role",
-            "content",
-            "channel",
-            "recipient",
-            "name",
-            "call_id",
-            "intent",
-            "content_type",
-            "constrain",
-            "end",
-        )
-    }
+    fields = {f: getattr(message, f) for f in SEMANTIC_FIELDS}
     fields["attrs"] = dict(message.attrs)
     fields.update(changes)
     return Message(**fields)

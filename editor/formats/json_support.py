@@ -254,6 +254,17 @@ def shape_error(sink: Diagnostics, offset: int, message: str, index: int | None 
     sink.add("E-PARSE-SHAPE", offset, message, message_index=index)
 
 
+def has_string_key(node: Node, key: str, what: str, index: int, sink: Diagnostics) -> bool:
+    """True when ``node`` is an object whose ``key`` is a string; else E-PARSE-SHAPE at the
+    offending value (the object, or its ``key``)."""
+    data = node.value
+    if isinstance(data, dict) and isinstance(data.get(key), str):
+        return True
+    offset = node.at(key) if isinstance(data, dict) else node.start
+    shape_error(sink, offset, f'{what} must be an object with a string "{key}"', index)
+    return False
+
+
 def message_list(
     node: Node, keys: tuple[str, ...], sink: Diagnostics, what: str
 ) -> tuple[Node | None, dict[str, Any], str | None]:

@@ -93,13 +93,7 @@ def openai_messages(
 ) -> list[Message]:
     """message = {"role", "content"?, "name"?, "tool_calls"?, "tool_call_id"?, "reasoning[_content]"?}"""
     data = node.value
-    if not isinstance(data, dict) or not isinstance(data.get("role"), str):
-        js.shape_error(
-            sink,
-            node.start if not isinstance(data, dict) else node.at("role"),
-            'A message must be an object with a string "role"',
-            index,
-        )
+    if not js.has_string_key(node, "role", "A message", index, sink):
         return []
     role = data["role"]
     # The legacy reply to a `function_call` ({"role": "function", "name"}) is a tool reply.
@@ -357,13 +351,7 @@ def parse_sharegpt(text: str, sink: Diagnostics) -> Transcript:
 def sharegpt_message(node: js.Node, index: int, sink: Diagnostics) -> Message | None:
     """turn = {"from": string, "value": string, …}"""
     data = node.value
-    if not isinstance(data, dict) or not isinstance(data.get("from"), str):
-        js.shape_error(
-            sink,
-            node.start if not isinstance(data, dict) else node.at("from"),
-            'A ShareGPT turn must be an object with a string "from"',
-            index,
-        )
+    if not js.has_string_key(node, "from", "A ShareGPT turn", index, sink):
         return None
     value = data.get("value")
     if not isinstance(value, str):

@@ -81,13 +81,7 @@ def _variant(objects: list[Any]) -> str:
 def object_messages(node: js.Node, index: int, variant: str, sink: Diagnostics) -> list[Message]:
     """object = {"role", …}   (see the module docstring for both variants)"""
     data = node.value
-    if not isinstance(data, dict) or not isinstance(data.get("role"), str):
-        js.shape_error(
-            sink,
-            node.start if not isinstance(data, dict) else node.at("role"),
-            'A message must be an object with a string "role"',
-            index,
-        )
+    if not js.has_string_key(node, "role", "A message", index, sink):
         return []
     role = data["role"]
     out: list[Message] = []
