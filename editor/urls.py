@@ -23,4 +23,10 @@ urlpatterns = [
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
     path("transcripts/<int:pk>/", views.transcript_detail, name="transcript"),
+    path("transcripts/<int:pk>/history/", views.transcript_history, name="transcript-history"),
+    path(
+        "transcripts/<int:pk>/revisions/<int:number>/restore/",
+        views.revision_restore,
+        name="revision-restore",
+    ),
 ]

@@ -1,5 +1,6 @@
 """HTML views: thin. They read the request, call one domain function and render."""
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch
 from django.http import StreamingHttpResponse
@@ -14,7 +15,8 @@ from .forms import ExportForm, ImportForm
 from .import_tasks import progress_of, start_import_task
 from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Dataset, ImportTask, Transcript
 from .presentation import source_segments
-from .storage import NotAllowed
+from .revisions import diff_revisions, list_revisions, restore_revision
+from .storage import ConflictError, NotAllowed, StorageError
 from .visibility import FULL_CONTENT, export_audience, require_audience
 
 AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
@@ -142,6 +144,7 @@ def transcript_detail(request, pk):
         "audience": audience,
         "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
         "revisions": transcript.revisions.select_related("author").order_by("-number")[:20],
+        "can_see_history": FULL_CONTENT in allowed,
     }
     status = 200
     if audience not in ALL_AUDIENCES:
@@ -164,3 +167,69 @@ def transcript_detail(request, pk):
     if request.htmx:
         template += "#transcript-messages"
     return render(request, template, context, status=status)
+
+
+def _history_context(request, transcript: Transcript) -> dict:
+    """Revisions newest first, and the diff between the two chosen (default: the last change)."""
+    revisions = list(list_revisions(transcript))
+    by_number = {r.number: r for r in revisions}
+    newest = revisions[0].number
+    to_number = _int_param(request.GET.get("to"), newest)
+    from_number = _int_param(request.GET.get("from"), max(to_number - 1, 1))
+    old, new = by_number.get(from_number), by_number.get(to_number)
+    return {
+        "transcript": transcript,
+        "revisions": revisions,
+        "from_number": from_number,
+        "to_number": to_number,
+        "diff": diff_revisions(old, new) if old and new else None,
+        "can_restore": transcript.dataset.can_edit(request.user),
+    }
+
+
+def _int_param(value: str | None, default: int) -> int:
+    return int(value) if value and value.isdigit() else default
+
+
+def _history_transcript(request, pk) -> Transcript:
+    transcript = get_object_or_404(
+        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
+    )
+    # Old states show hidden content and source: the rendering a viewer may not have.
+    require_audience(transcript.dataset, request.user, FULL_CONTENT)
+    return transcript
+
+
+@require_GET
+def transcript_history(request, pk):
+    try:
+        transcript = _history_transcript(request, pk)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    return render(request, "editor/history.html", _history_context(request, transcript))
+
+
+@require_POST
+def revision_restore(request, pk, number):
+    try:
+        transcript = _history_transcript(request, pk)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    revision = get_object_or_404(transcript.revisions, number=number)
+    try:
+        restored = restore_revision(
+            revision,
+            expected_version=_int_param(request.POST.get("expected_version"), 0),
+            author=request.user,
+        )
+    except ConflictError as conflict:
+        context = _history_context(request, transcript)
+        context["conflict"] = conflict
+        return render(request, "editor/history.html", context, status=conflict.status)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:  # e.g. the transcript was deleted meanwhile
+        messages.error(request, refused.message)
+        return redirect("transcript-history", pk=transcript.pk)
+    messages.success(request, f"Revision {number} restored as version {restored.version}.")
+    return redirect("transcript-history", pk=transcript.pk)
