@@ -207,3 +207,13 @@ def test_viewers_export_form_offers_the_end_user_rendering_first(client, dataset
     client.force_login(viewer)
     html = client.get(f"/datasets/{dataset.slug}/").content.decode()
     assert '<option value="end_user" selected>' in html
+
+
+def test_without_javascript_an_unfinished_task_page_refreshes_itself(client, dataset, annotator):
+    task = ImportTask.objects.create(dataset=dataset, created_by=annotator, source_name="x.jsonl")
+    client.force_login(annotator)
+    html = client.get(f"/imports/{task.pk}/").content.decode()
+    assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in html
+    task.status = ImportTaskStatus.SUCCEEDED
+    task.save()
+    assert "http-equiv" not in client.get(f"/imports/{task.pk}/").content.decode()
