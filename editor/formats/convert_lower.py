@@ -25,12 +25,16 @@ hub would generate (``call_1``… in order) are not reported when dropped.
 Harmony follows gpt-oss's conventions (``harmony_instructions``, ``harmony_system``,
 ``harmony_ends``; docs/formats.md "Harmony prompt conventions"): a generated system message,
 the leading prompt of a spec without Harmony's roles as the developer ``# Instructions``, tool
-replies ``to=assistant``, the last final ``<|return|>`` and earlier ones ``<|end|>``.
+replies ``to=assistant``, the last final ``<|return|>`` and earlier ones ``<|end|>``. Harmony has
+no CoT markers: they leave analysis text, each marked stretch its own message
+(``harmony_analysis``); a markerless analysis is a v0.1 reason block (no loss from Harmony).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from typing import Any
 
 from . import harmony_prompt
@@ -117,6 +121,9 @@ CHATML_EXAMPLES = frozenset({"example_user", "example_assistant"})  # `system:NA
 V01_ROLES = frozenset(
     {"system", "user", "assistant", "tool", "fim_prefix", "fim_middle", "fim_suffix", "file"}
 )
+# 2.x §7 CoT markers in an analysis body (no closing token; a v0.1 thought block is lifted as
+# one): `split` gives text, kind, text, kind, text…
+COT_MARKER_RE = re.compile(r"<\|start_(" + "|".join(THOUGHT_KINDS) + r")\|>")
 
 
 def _control_names(text: str) -> set[str]:
@@ -142,6 +149,11 @@ class _Lowering:
         self.out: list[Message] = []
         self.call_count = 0
         self.indices: list[int] = []  # source index of each message in ``out``
+        # hub position → (field, detail) of a loss found before lowering, reported when that
+        # message is written so that losses stay in message order
+        self.pending: dict[int, tuple[str, str]] = {}
+        if to == HARMONY:
+            self.harmony_analysis()
         self.recovered = self.prepare()
         self.regenerated = _regenerated_ids(hub)
         self.position = 0
@@ -170,10 +182,47 @@ class _Lowering:
             first.role, first.content = "system", first.content.removeprefix(INSTRUCTIONS_HEADING)
         return recovered
 
+    def harmony_analysis(self) -> None:
+        """Harmony has no CoT markers: its analysis is plain reasoning, which is what a
+        ``reason`` block is. Each marker leaves the text and the stretch it opened becomes an
+        analysis message of its own (as v0.1's thought blocks lift), so no two kinds run
+        together. Silent only for a v0.1 reason block: the way back writes a Harmony analysis
+        as one again. A reflect/introspect kind, a split, or a marker a 2.x source wrote as
+        text (the way back does not restore it) is reported."""
+        out: list[tuple[Message, int]] = []
+        for m, index in self.hub.messages:
+            if m.role != "assistant" or m.channel != "analysis" or is_call(m):
+                out.append((m, index))
+                continue
+            pieces = COT_MARKER_RE.split(m.content)
+            kinds = pieces[1::2]
+            if not kinds:
+                out.append((m, index))
+                continue
+            texts = [text for text in [pieces[0], *pieces[2::2]] if text] or [""]
+            markers = "".join(f"<|start_{kind}|>" for kind in kinds)
+            if len(texts) > 1:
+                self.pending[len(out)] = (
+                    "message",
+                    f"analysis split at its CoT markers {markers} into {len(texts)} messages "
+                    "(harmony has no CoT markers)",
+                )
+            elif kinds != ["reason"] or self.hub.source != V01:
+                self.pending[len(out)] = (
+                    "content",
+                    f"CoT marker {markers} dropped (harmony has none)",
+                )
+            for k, text in enumerate(texts):
+                end = m.end if k == len(texts) - 1 else END  # only the last can be unfinished
+                out.append((replace(m, content=text, end=end, attrs=dict(m.attrs)), index))
+        self.hub.messages[:] = out
+
     # --- per message --------------------------------------------------------------------
     def run(self) -> Transcript:
         for position, (message, index) in enumerate(self.hub.messages):
             self.position = position
+            if position in self.pending:
+                self.loss(index, *self.pending.pop(position))
             self.message(message, index)
         if self.to in OCM_FAMILY | {OPENAI}:
             self.number_calls()
@@ -461,11 +510,14 @@ class _Lowering:
                 marker = f"<|start_{kind}|>"
                 if m.content.startswith(marker):
                     return thought_text(kind, self.body(m.content[len(marker) :], index))
-            self.loss(
-                index,
-                "channel",
-                "analysis without a CoT marker written as a <|start_reason|> block",
-            )
+            if self.hub.source != HARMONY:
+                # Harmony analysis is plain reasoning, a reason block, and the way back drops
+                # the marker again; elsewhere it comes back as text the source did not have.
+                self.loss(
+                    index,
+                    "channel",
+                    "analysis without a CoT marker written as a <|start_reason|> block",
+                )
             return thought_text("reason", self.body(m.content, index))
         if is_call(m):
             try:

@@ -372,3 +372,49 @@ def test_a_function_list_with_prose_inside_stays_text():
     out, losses = convert(transcript, "openai-messages")
     assert "tools" not in json.loads(out) and losses == []
     assert "see the wiki" in json.loads(out)["messages"][0]["content"]
+
+
+# --- CoT markers ↔ Harmony analysis -----------------------------------------------------------
+
+COT_MARKERS = {"<|start_reflect|>", "<|start_introspect|>", "<|start_reason|>"}
+
+
+def _unknown_tokens(text, spec):
+    transcript, diagnostics = formats.parse(text, spec)
+    found = diagnostics + validate(transcript, text=text)
+    return {d.message.split()[0] for d in found if d.code == "W-PARSE-UNKNOWN-TOKEN"}
+
+
+def test_v01_thought_blocks_become_plain_harmony_analysis_and_come_back():
+    source = (Path(formats.__file__).parent.parent / "demo/openchatml-0.1.txt").read_text("utf-8")
+    text, losses = convert(formats.parse(source, "openchatml-0.1")[0], "harmony")
+    assert not _unknown_tokens(text, "harmony") & COT_MARKERS
+    # the reason block is what a Harmony analysis is; only the reflect kind is lost
+    assert [str(loss) for loss in losses if loss.message_index == 2] == [
+        "message 2: content: CoT marker <|start_reflect|> dropped (harmony has none)"
+    ]
+    back, losses = convert(formats.parse(text, "harmony")[0], "openchatml-0.1")
+    assert not [loss for loss in losses if loss.field == "channel"]
+    assert back.count("<|start_reason|>") == 2 and "<|start_reflect|>" not in back
+    again, losses = convert(formats.parse(back, "openchatml-0.1")[0], "harmony")
+    assert again == text and not [loss for loss in losses if loss.message_index == 2]
+
+
+def test_2x_cot_markers_split_harmony_analysis_and_are_reported():
+    source = (FIXTURES / "openchatml-2.0/valid/cot-markers.txt").read_text("utf-8")
+    text, losses = convert(formats.parse(source, "openchatml-2.0")[0], "harmony")
+    analysis = [
+        m.content for m in formats.parse(text, "harmony")[0].messages if m.channel == "analysis"
+    ]
+    assert analysis == ["91 = 7 \u00d7 13.", "Checked."]
+    assert [(loss.message_index, loss.field) for loss in losses if loss.message_index == 1] == [
+        (1, "message")
+    ]
+    assert not _unknown_tokens(text, "harmony") & COT_MARKERS
+    # a marker the 2.x author wrote is text the way back does not restore: reported
+    transcript, _ = formats.parse(
+        "<|start|>assistant<|channel|>analysis<|message|><|start_reason|>x<|end|>", "openchatml-2.2"
+    )
+    text, losses = convert(transcript, "harmony")
+    assert "analysis<|message|>x<|end|>" in text
+    assert [(loss.message_index, loss.field) for loss in losses][:1] == [(0, "content")]
