@@ -23,7 +23,7 @@ Lifting (source → hub):
 | chatml ``system:NAME`` role | ``system`` with ``name=NAME`` (OpenAI's form of the few-shot examples) |
 | everything else | as is |
 | openai-messages ``reasoning_effort`` (low/medium/high), ``current_date`` | header ``generation_settings`` of the same names |
-| a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub |
+| a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub (stays when it declares built-in tools) |
 
 Generated call ids are ``call_1``, ``call_2``, … in call order; replies pair with calls in order.
 """
@@ -184,11 +184,13 @@ def _lift_gpt_oss_system(hub: Hub) -> None:
     """A first system message that is exactly the gpt-oss one (``harmony_prompt``) is a
     rendering of settings, not content: it becomes ``generation_settings`` (reasoning effort,
     current date) and the Harmony writer generates it again. Kept as a message when it
-    disagrees with the header or with the tools actually declared."""
+    disagrees with the header or with the tools actually declared, and when it declares
+    built-in tools: their descriptions have no other place, so it stays a system message
+    (the Harmony writer keeps it as gpt-oss's own)."""
     if not hub.messages or hub.messages[0][0].role != "system":
         return
     found = harmony_prompt.read_system_message(hub.messages[0][0].content)
-    if found is None:
+    if found is None or found.builtin_tools is not None:
         return
     rest = [m for m, _ in hub.messages[1:]]
     if found.has_functions != declares_functions(rest, hub.tools):

@@ -164,11 +164,12 @@ class _Lowering:
     def prepare(self) -> list[dict[str, Any]]:
         """openai-messages: the tools of developer ``# Tools`` sections (returned; the sections
         leave the messages). From Harmony, for a target without its developer role: a leading
-        developer message with ``# Instructions`` is the system prompt (the inverse of
-        ``harmony_instructions``)."""
+        developer message with ``# Instructions`` (after gpt-oss's own system message, if
+        kept) is the system prompt (the inverse of ``harmony_instructions``)."""
         if self.to in OCM_FAMILY:
             return []
-        first = self.hub.messages[0][0] if self.hub.messages else None
+        at = _prompt_at([m for m, _ in self.hub.messages])
+        first = self.hub.messages[at][0] if len(self.hub.messages) > at else None
         instructions = (
             self.hub.source == HARMONY
             and first is not None
@@ -631,8 +632,11 @@ class _Lowering:
         """gpt-oss's developer message: the system (or developer) prompt of a spec without
         Harmony's roles, when it leads the conversation, is its ``# Instructions`` (as gpt-oss's
         chat template reads OpenAI messages); ``tools`` its ``# Tools``. Harmony-family sources
-        keep their roles and get the tools in their first developer message."""
-        first = self.out[0] if self.out else None
+        keep their roles and get the tools in their first developer message. gpt-oss's own
+        system message (one declaring built-in tools, which lifting keeps) is no prompt: the
+        message after it is."""
+        at = _prompt_at(self.out)
+        first = self.out[at] if len(self.out) > at else None
         if (
             self.hub.source in OCM_FAMILY
             or first is None
@@ -644,10 +648,10 @@ class _Lowering:
             return
         if first.role == "developer":
             self.loss(
-                self.indices[0], "role", "developer prompt written as the Harmony instructions "
+                self.indices[at], "role", "developer prompt written as the Harmony instructions "
                 "(the way back gives a system message)",
             )  # fmt: skip
-        self.out[0] = Message(
+        self.out[at] = Message(
             role="developer", content=harmony_prompt.developer_message(first.content, tools)
         )
 
@@ -660,7 +664,7 @@ class _Lowering:
             and first.role == "system"
             and harmony_prompt.read_system_message(first.content)
         ):
-            return  # the source's own, kept because it disagreed with its settings
+            return  # the source's own, kept: it disagreed with its settings or has built-ins
         settings = self.prompt_settings()
         effort = settings.get(REASONING_EFFORT, harmony_prompt.DEFAULT_REASONING_EFFORT)
         text = harmony_prompt.system_message(
@@ -669,6 +673,18 @@ class _Lowering:
             has_functions=declares_functions(self.out, []),
         )
         self.out.insert(0, Message(role="system", content=text))
+
+
+def _prompt_at(messages: list[Message]) -> int:
+    """Where the prompt that leads a conversation sits: after gpt-oss's own system message
+    (``harmony_prompt``), which says settings and built-in tools, not instructions."""
+    first = messages[0] if messages else None
+    gpt_oss = (
+        first is not None
+        and first.role == "system"
+        and harmony_prompt.read_system_message(first.content) is not None
+    )
+    return 1 if gpt_oss else 0
 
 
 def _tool_name(tool: str) -> str:

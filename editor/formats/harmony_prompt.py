@@ -8,12 +8,20 @@ System message (``system_message``)::
 
     Reasoning: high
 
+    # Tools
+
+    ## browser
+    …
+    ## python
+    …
+
     # Valid channels: analysis, commentary, final. Channel must be included for every message.
     Calls to these tools must go to the commentary channel: 'functions'.
 
-(the date line only when a date is given, the reasoning line only with an effort, the last
-line only when function tools exist). ``read_system_message`` is its inverse: the settings
-such a message was written from, or None for any other text.
+(the date line only when a date is given, the reasoning line only with an effort, the
+``# Tools`` section only with built-in tools, as gpt-oss declares ``browser`` and ``python``
+there, kept verbatim, the last line only when function tools exist). ``read_system_message``
+is its inverse: the settings such a message was written from, or None for any other text.
 
 Developer message (``developer_message``)::
 
@@ -59,6 +67,9 @@ REASONING_PREFIX = "Reasoning: "
 KNOWLEDGE_CUTOFF = "2024-06"
 CHANNELS = ("analysis", "commentary", "final")
 FUNCTIONS_NAMESPACE = "functions"
+TOOLS_SECTION = "# Tools\n\n"
+# The tools gpt-oss declares in its system message (function tools go to the developer's).
+BUILTIN_NAMESPACES = frozenset({"browser", "python"})
 _SIMPLE_TYPES = {
     "string": "string",
     "number": "number",
@@ -73,14 +84,18 @@ def system_message(
     reasoning_effort: str | None = None,
     current_date: str | None = None,
     has_functions: bool = False,
+    builtin_tools: str | None = None,
     identity: str = MODEL_IDENTITY,
     knowledge_cutoff: str = KNOWLEDGE_CUTOFF,
 ) -> str:
+    """``builtin_tools``: the ``# Tools`` section declaring built-in tools, as written."""
     lines = [identity, f"Knowledge cutoff: {knowledge_cutoff}"]
     if current_date:
         lines.append(DATE_PREFIX + current_date)
     if reasoning_effort:
         lines += ["", REASONING_PREFIX + reasoning_effort]
+    if builtin_tools:
+        lines += ["", builtin_tools]
     lines += [
         "",
         f"# Valid channels: {', '.join(CHANNELS)}. Channel must be included for every message.",
@@ -99,12 +114,14 @@ class SystemSettings:
     reasoning_effort: str
     current_date: str | None
     has_functions: bool
+    builtin_tools: str | None = None  # the built-in tools' ``# Tools`` section, as written
 
 
 def read_system_message(text: str) -> SystemSettings | None:
     """The settings ``system_message`` wrote ``text`` from (default identity and cutoff, an
-    effort), or None when ``text`` is anything else: only an exact regeneration counts, so
-    reading a message as settings and writing it back never changes it."""
+    effort, built-in tools), or None when ``text`` is anything else: only an exact
+    regeneration counts, so reading a message as settings and writing it back never changes
+    it."""
     lines = text.split("\n")
     date_line = lines[2] if len(lines) > 2 and lines[2].startswith(DATE_PREFIX) else None
     at = 4 if date_line is None else 5
@@ -114,12 +131,30 @@ def read_system_message(text: str) -> SystemSettings | None:
     if effort not in REASONING_EFFORTS:
         return None
     date = None if date_line is None else date_line.removeprefix(DATE_PREFIX)
+    builtins = _builtin_tools_section("\n".join(lines[at + 1 :]))
     for has_functions in (False, True):
         if text == system_message(
-            reasoning_effort=effort, current_date=date, has_functions=has_functions
+            reasoning_effort=effort,
+            current_date=date,
+            has_functions=has_functions,
+            builtin_tools=builtins,
         ):
-            return SystemSettings(effort, date, has_functions)
+            return SystemSettings(effort, date, has_functions, builtins)
     return None
+
+
+def _builtin_tools_section(rest: str) -> str | None:
+    """The ``# Tools`` section at the start of ``rest`` (what follows the reasoning line and
+    its blank line) when every namespace it declares is a gpt-oss built-in; it runs up to the
+    blank line before the channels line."""
+    end = rest.rfind("\n\n# Valid channels: ")
+    if not rest.startswith(TOOLS_SECTION) or end < 0:
+        return None
+    section = rest[:end]
+    headings = [line[3:] for line in section.split("\n") if line.startswith("## ")]
+    if not headings or not section.startswith(TOOLS_SECTION + "## "):
+        return None
+    return section if set(headings) <= BUILTIN_NAMESPACES else None
 
 
 def developer_message(instructions: str | None, tools: list[dict[str, Any]]) -> str:

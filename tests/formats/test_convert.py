@@ -153,7 +153,10 @@ def _validates(text, spec):
     return [str(d) for d in diagnostics + validate(transcript, text=text) if d.severity == "error"]
 
 
-@pytest.mark.parametrize("name", ["harmony-gpt-oss-to-openai", "openai-settings-to-harmony"])
+@pytest.mark.parametrize(
+    "name",
+    ["harmony-gpt-oss-to-openai", "harmony-builtins-to-openai", "openai-settings-to-harmony"],
+)
 def test_openai_harmony_round_trip_is_exact(name):
     source = _case(name)
     through, _ = convert(source, "harmony" if source.spec != "harmony" else "openai-messages")
@@ -273,6 +276,29 @@ def test_builtin_calls_survive_openai_messages_and_validate():
     back, _ = convert(transcript, "harmony")
     assert "to=python<|message|>print(2**20)<|call|>" in back  # no <|constrain|>json
     assert _validates(back, "harmony") == []
+
+
+def test_a_gpt_oss_system_message_with_builtins_stays_the_harmony_system_message():
+    source = (FIXTURES / "harmony/valid/gpt-oss-builtins-to-in-start-header.txt").read_text("utf-8")
+    harmony = formats.parse(source, "harmony")[0]
+    text, _ = convert(harmony, "openai-messages")
+    back, _ = convert(formats.parse(text, "openai-messages")[0], "harmony")
+    roles = [m.role for m in formats.parse(back, "harmony")[0].messages]
+    assert roles[:2] == ["system", "user"]  # not a generated system + developer instructions
+    assert formats.parse(back, "harmony")[0].messages[0].content == harmony.messages[0].content
+    # from 2.2 too: the Harmony writer keeps it instead of generating a second one
+    ocm, _ = convert(harmony, "openchatml-2.2")
+    again, _ = convert(formats.parse(ocm, "openchatml-2.2")[0], "harmony")
+    assert again.count("<|start|>system") == 1
+
+
+def test_read_system_message_takes_only_builtin_tool_sections():
+    browser = "# Tools\n\n## browser\n\nnamespace browser {\n\ntype open = () => any;\n\n} // namespace browser"
+    text = harmony_prompt.system_message(reasoning_effort="low", builtin_tools=browser)
+    assert harmony_prompt.read_system_message(text).builtin_tools == browser
+    other = text.replace("## browser", "## weather")
+    assert harmony_prompt.read_system_message(other) is None
+    assert harmony_prompt.read_system_message(text.replace("# Tools", "# Tool")) is None
 
 
 def _openai(tools, name, arguments):
