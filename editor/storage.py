@@ -191,6 +191,14 @@ class TranscriptContent:
             diagnostics=_diagnostics(result, text, exact=exact, canonical=canonical),
         )
 
+    @classmethod
+    def of_stored(cls, transcript: Transcript) -> TranscriptContent:
+        """A stored transcript's content checked afresh (the validator may know more than when
+        it was saved): its exact source text, with positions, else its messages."""
+        if transcript.source_is_exact:
+            return cls.from_text(transcript.source_text, transcript.spec)
+        return cls.from_canonical(transcript.canonical())
+
     def is_unreadable(self) -> bool:
         """No message could be read and the parser says why (not a transcript at all)."""
         return not self.canonical.messages and self.error_count > 0

@@ -161,14 +161,7 @@ def export(request, pk: int, spec: SpecId | None = None, audience: Audience | No
     summary="Validate the stored transcript now: parse and semantic diagnostics",
 )
 def validate(request, pk: int):
-    transcript = _full(request, pk)
-    # Checked afresh (the validator may know more than when it was saved), the way storage
-    # checks content on save: the exact source text with positions, else the messages.
-    content = (
-        TranscriptContent.from_text(transcript.source_text, transcript.spec)
-        if transcript.source_is_exact
-        else TranscriptContent.from_canonical(transcript.canonical())
-    )
+    content = TranscriptContent.of_stored(_full(request, pk))
     return {
         "diagnostics": content.diagnostics,
         "error_count": content.error_count,

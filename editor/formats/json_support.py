@@ -265,6 +265,18 @@ def has_string_key(node: Node, key: str, what: str, index: int, sink: Diagnostic
     return False
 
 
+def tool_call_function(call: Any, node: Node, index: int, sink: Diagnostics) -> dict | None:
+    """The ``function`` object of an OpenAI-style tool call (``{"id", "type", "function":
+    {"name", "arguments"}}``), or None after E-PARSE-SHAPE at the message's ``tool_calls``."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        return function
+    shape_error(
+        sink, node.at("tool_calls"), 'A tool call needs "function": {"name", "arguments"}', index
+    )
+    return None
+
+
 def message_list(
     node: Node, keys: tuple[str, ...], sink: Diagnostics, what: str
 ) -> tuple[Node | None, dict[str, Any], str | None]:

@@ -184,14 +184,8 @@ def tool_call_message(
     A function's arguments are a JSON object by contract (``<|constrain|>json``, so bad JSON is
     reported); a built-in's are what the tool reads (Python code for ``python``), unconstrained
     as gpt-oss writes them."""
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-        js.shape_error(
-            sink,
-            node.at("tool_calls"),
-            'A tool call needs "function": {"name", "arguments"}',
-            index,
-        )
+    function = js.tool_call_function(call, node, index, sink)
+    if function is None:
         return None
     arguments = function.get("arguments", "")
     attrs: dict[str, Any] = {}

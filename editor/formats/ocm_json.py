@@ -146,14 +146,8 @@ def _calls(data: dict, variant: str, node: js.Node, index: int, sink: Diagnostic
         ]
     out = []
     for call in data.get("tool_calls") or ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-            js.shape_error(
-                sink,
-                node.at("tool_calls"),
-                'A tool call needs "function": {"name", "arguments"}',
-                index,
-            )
+        function = js.tool_call_function(call, node, index, sink)
+        if function is None:
             continue
         name = function["name"]
         out.append(
