@@ -75,3 +75,11 @@ def test_local_login_command_prints_a_password_once(db, capsys):
     again = capsys.readouterr().out
     assert password not in again
     assert get_user_model().objects.filter(username="local").count() == 1
+
+
+def test_member_sees_their_role_on_dashboard_and_dataset_page(client, demo):
+    user = get_user_model().objects.create_user("rev", password="a-long-test-password")
+    Membership.objects.create(user=user, dataset=demo, role="reviewer")
+    client.force_login(user)
+    for url in ("/", "/datasets/demo/"):
+        assert '<strong data-testid="role">reviewer</strong>' in client.get(url).content.decode()
