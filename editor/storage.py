@@ -14,6 +14,8 @@ HTTP ``status`` the API answers with.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -250,7 +252,28 @@ def _diagnostics(
         if exact
         else validate(canonical or result.transcript)
     )
-    return [d.to_dict() for d in (*result.diagnostics, *semantic)]
+    return [_with_fix_id(d.to_dict()) for d in (*result.diagnostics, *semantic)]
+
+
+def _with_fix_id(diagnostic: dict) -> dict:
+    """Name a diagnostic's quick fix by what it does (its code and edits), so that a client
+    can ask for it by id and never gets another fix after the text changed."""
+    fix = diagnostic.get("fix")
+    if fix is not None:
+        what = json.dumps([diagnostic["code"], fix["edits"]], ensure_ascii=False)
+        fix["id"] = hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return diagnostic
+
+
+def apply_edits(text: str, edits: Sequence[dict]) -> str:
+    """``text`` with a quick fix's edits (``{start, end, replacement}``, offsets into
+    ``text``) applied; edits never overlap, so applying them from the end keeps offsets."""
+    for edit in sorted(edits, key=lambda e: (e["start"], e["end"]), reverse=True):
+        start, end = edit["start"], edit["end"]
+        if not 0 <= start <= end <= len(text):
+            raise InvalidContent("A fix's edit lies outside the text.", code="invalid-fix")
+        text = text[:start] + edit["replacement"] + text[end:]
+    return text
 
 
 def _without_layout(canonical: formats.Transcript) -> formats.Transcript:
@@ -626,13 +649,15 @@ def save_transcript(
     metadata: dict | None = None,
     note: str = "",
     kind: str = RevisionKind.EDIT,
+    status: str | None = None,
 ) -> Transcript:
     """Change a transcript, if it is still at ``expected_version``; return it as saved.
 
     Give at most one of ``text`` (parsed in ``spec``, the transcript's own by default; the
     text is kept byte for byte), ``canonical`` (a whole canonical transcript) or
     ``messages`` (new messages, header kept); ``title`` / ``metadata`` replace theirs when
-    given. Only the bytes of edited messages change in the stored source text.
+    given; so does ``status``. Only the bytes of edited messages change in the stored source
+    text.
 
     Raises ``ConflictError`` when someone saved in between, ``TranscriptDeleted`` for a
     deleted transcript, ``NotAllowed`` when ``author`` may not edit the dataset (``None`` is
@@ -669,8 +694,14 @@ def save_transcript(
             content = None
         new_title = current.title if title is None else title
         new_metadata = current.metadata if metadata is None else metadata
+        new_status = current.status if status is None else status
         content_changed = content is not None and not content.same_as(current)
-        if not content_changed and new_title == current.title and new_metadata == current.metadata:
+        if (
+            not content_changed
+            and new_title == current.title
+            and new_metadata == current.metadata
+            and new_status == current.status
+        ):
             transaction.set_rollback(True)  # give the claimed version back: nothing happened
             current.version = expected_version
             return current
@@ -686,6 +717,7 @@ def save_transcript(
             author=author,
             note=note,
             kind=kind,
+            status=new_status,
         )
 
 
@@ -699,17 +731,23 @@ def _claim(pk: int, expected_version: int) -> Transcript:
         pk=pk, version=expected_version, deleted_at__isnull=True
     ).update(version=expected_version + 1)
     if not claimed:
-        current = Transcript.all_objects.with_messages().filter(pk=pk).first()
-        if current is None:
-            raise TranscriptNotFound("The transcript does not exist.")
-        if current.is_deleted:
-            raise TranscriptDeleted("The transcript was deleted; undelete it first.")
-        raise ConflictError(
-            expected_version=expected_version,
-            current_version=current.version,
-            current=snapshot(current),
-        )
+        raise refusal(pk, expected_version)
     return Transcript.all_objects.select_related("dataset").with_messages().get(pk=pk)
+
+
+def refusal(pk: int, expected_version: int) -> StorageError:
+    """Why transcript ``pk`` cannot be changed from ``expected_version``: gone, deleted, or
+    changed since (a conflict carrying the current state)."""
+    current = Transcript.all_objects.with_messages().filter(pk=pk).first()
+    if current is None:
+        return TranscriptNotFound("The transcript does not exist.")
+    if current.is_deleted:
+        return TranscriptDeleted("The transcript was deleted; undelete it first.")
+    return ConflictError(
+        expected_version=expected_version,
+        current_version=current.version,
+        current=snapshot(current),
+    )
 
 
 def _write(
@@ -722,10 +760,14 @@ def _write(
     note: str,
     kind: str,
     deleted: bool | None = None,
+    status: str | None = None,
 ) -> Transcript:
     """Store the new state of a claimed transcript (``content`` None: messages unchanged)."""
     now = timezone.now()
     changed = ["title", "metadata", "updated_at", "updated_by"]
+    if status is not None:
+        current.status = status
+        changed.append("status")
     current.title = title
     current.metadata = metadata
     current.updated_by = author

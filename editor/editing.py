@@ -1,0 +1,380 @@
+"""The editor's operations: one set of domain functions behind the HTML editor and the API.
+
+Every write takes the transcript, the version the caller saw, the author and a note; it goes
+through ``editor.storage.save_transcript`` (compare-and-swap on the version, exactly one
+revision, only the edited messages' bytes change in the source text) and returns an
+``EditResult``: the saved transcript, its new version and its fresh diagnostics. A stale
+version raises ``storage.ConflictError`` (HTTP 409), as every other save does.
+
+Drafts are validated without saving (``validate_message_draft``, ``validate_source_draft``):
+the live-validation path of the editor, which must answer fast on long transcripts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from editor import formats
+from editor.formats.model import SEMANTIC_FIELDS
+from editor.models import Status, Transcript
+
+from .storage import (
+    InvalidContent,
+    StorageError,
+    TranscriptContent,
+    apply_edits,
+    messages_from_input,
+    refusal,
+    save_transcript,
+)
+
+# The fields of a message an edit may set; anything else in a change is refused by name.
+EDITABLE_FIELDS = frozenset(SEMANTIC_FIELDS)
+NEW_MESSAGE = {"role": "user", "content": ""}
+
+
+class MessageNotFound(StorageError):
+    code = "message-not-found"
+    status = 404
+
+
+class FixNotFound(StorageError):
+    """The quick fix asked for is not offered by the transcript as it is now."""
+
+    code = "fix-not-found"
+    status = 409
+
+
+class HasErrors(InvalidContent):
+    """Raw-mode text with errors, saved without asking for a draft."""
+
+    code = "has-errors"
+
+
+@dataclass
+class EditResult:
+    transcript: Transcript
+    losses: list[dict] = field(default_factory=list)
+
+    @property
+    def version(self) -> int:
+        return self.transcript.version
+
+    @property
+    def diagnostics(self) -> list[dict]:
+        return self.transcript.diagnostics
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.transcript.pk,
+            "version": self.version,
+            "status": self.transcript.status,
+            "message_count": self.transcript.messages.count(),
+            "diagnostics": self.diagnostics,
+            "error_count": self.transcript.error_count,
+            "warning_count": self.transcript.warning_count,
+            "losses": self.losses,
+        }
+
+
+# --- message operations ----------------------------------------------------------------------
+
+
+def edit_message(
+    transcript: Transcript,
+    index: int,
+    changes: Mapping[str, Any],
+    *,
+    expected_version: int,
+    author,
+    note: str = "",
+) -> EditResult:
+    """Set some canonical fields of message ``index`` (the others stay as they are)."""
+    unknown = sorted(set(changes) - EDITABLE_FIELDS)
+    if unknown:
+        raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
+    messages = _current_messages(transcript)
+    _check_index(messages, index)
+    edited = {**messages[index].to_dict(), **changes}
+    if "end" not in edited:  # to_dict omits a None terminator: keep it None (truncated)
+        edited["end"] = None
+    messages[index] = _one_message(edited, index)
+    return _save(transcript, messages, expected_version, author, note or f"edited message {index}")
+
+
+def insert_message(
+    transcript: Transcript,
+    after: int | None,
+    message: Mapping[str, Any] | None = None,
+    *,
+    expected_version: int,
+    author,
+    note: str = "",
+) -> EditResult:
+    """Insert ``message`` after message ``after`` (``None``: at the start)."""
+    messages = _current_messages(transcript)
+    position = 0 if after is None else after + 1
+    if after is not None:
+        _check_index(messages, after)
+    new = dict(NEW_MESSAGE if message is None else message)
+    new.setdefault("end", formats.END)
+    messages.insert(position, _one_message(new, position))
+    return _save(
+        transcript, messages, expected_version, author, note or f"inserted message {position}"
+    )
+
+
+def delete_message(
+    transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
+) -> EditResult:
+    messages = _current_messages(transcript)
+    _check_index(messages, index)
+    del messages[index]
+    return _save(transcript, messages, expected_version, author, note or f"deleted message {index}")
+
+
+def move_message(
+    transcript: Transcript, index: int, to: int, *, expected_version: int, author, note: str = ""
+) -> EditResult:
+    """Move message ``index`` so that it ends up at index ``to``."""
+    messages = _current_messages(transcript)
+    _check_index(messages, index)
+    _check_index(messages, to)
+    messages.insert(to, messages.pop(index))
+    return _save(
+        transcript, messages, expected_version, author, note or f"moved message {index} to {to}"
+    )
+
+
+def duplicate_message(
+    transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
+) -> EditResult:
+    """Insert a copy of message ``index`` right after it."""
+    messages = _current_messages(transcript)
+    _check_index(messages, index)
+    messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
+    return _save(
+        transcript, messages, expected_version, author, note or f"duplicated message {index}"
+    )
+
+
+def _current_messages(transcript: Transcript) -> list[formats.Message]:
+    """The stored messages, fresh from the database (not a cached prefetch)."""
+    return [
+        row.to_canonical() for row in transcript.messages.order_by("index").only(*SEMANTIC_FIELDS)
+    ]
+
+
+def _check_index(messages: Sequence[formats.Message], index: int) -> None:
+    if not 0 <= index < len(messages):
+        raise MessageNotFound(
+            f"No message {index}: the transcript has {len(messages)} "
+            f"message{'s' if len(messages) != 1 else ''} (indexes from 0)."
+        )
+
+
+def _one_message(data: Mapping[str, Any], index: int) -> formats.Message:
+    """One message from a JSON-like dict, checked like every message input (the index only
+    names it in errors)."""
+    if not isinstance(data, Mapping):
+        raise InvalidContent(f"Message {index} is not an object.", code="invalid-message")
+    try:
+        [message] = messages_from_input([dict(data)])
+    except InvalidContent as refused:
+        raise InvalidContent(
+            refused.message.replace("Message 0", f"Message {index}", 1), code=refused.code
+        ) from None
+    return message
+
+
+def _save(
+    transcript: Transcript,
+    messages: list[formats.Message],
+    expected_version: int,
+    author,
+    note: str,
+) -> EditResult:
+    saved = save_transcript(
+        transcript,
+        expected_version=expected_version,
+        author=author,
+        messages=messages,
+        note=note,
+    )
+    return EditResult(saved)
+
+
+# --- quick fixes ----------------------------------------------------------------------------
+
+
+def apply_fix(
+    transcript: Transcript,
+    *,
+    code: str,
+    message_index: int | None,
+    fix_id: str,
+    expected_version: int,
+    author,
+    note: str = "",
+) -> EditResult:
+    """Apply the quick fix ``fix_id`` of the diagnostic ``code`` on ``message_index``.
+
+    The fix is looked up among the diagnostics of the transcript as it is stored now (so a
+    fix computed for another version is never applied to the wrong bytes) and its edits are
+    applied to the source text, which is then saved like a raw-mode edit.
+    """
+    if transcript.version != expected_version:
+        # Checked first: a stale fix id would otherwise read as "not found", not a conflict.
+        raise refusal(transcript.pk, expected_version)
+    diagnostic = next(
+        (
+            d
+            for d in transcript.diagnostics
+            if d["code"] == code
+            and d.get("message_index") == message_index
+            and (d.get("fix") or {}).get("id") == fix_id
+        ),
+        None,
+    )
+    if diagnostic is None or not transcript.source_is_exact:
+        raise FixNotFound(
+            f"The transcript offers no fix {fix_id!r} for {code} on message {message_index} "
+            "(it may have changed: reload it)."
+        )
+    fix = diagnostic["fix"]
+    text = apply_edits(transcript.source_text, fix["edits"])
+    saved = save_transcript(
+        transcript,
+        expected_version=expected_version,
+        author=author,
+        text=text,
+        spec=transcript.spec,
+        note=note or f"quick fix: {fix['title']} ({code})",
+    )
+    return EditResult(saved)
+
+
+# --- raw source -----------------------------------------------------------------------------
+
+
+@dataclass
+class Conversion:
+    text: str
+    spec: str
+    losses: list[dict]
+
+
+def convert_source(text: str, *, spec: str, to: str) -> Conversion:
+    """``text`` (in ``spec``) written in ``to``, with what ``to`` cannot say: nothing saved."""
+    for name in (spec, to):
+        if name not in formats.SPEC_IDS:
+            raise InvalidContent(f"Unknown spec id {name!r}.", code="unknown-spec")
+    from editor.formats.convert import convert
+
+    converted, losses = convert(formats.parse(text, spec).transcript, to)
+    return Conversion(converted, to, [loss.to_dict() for loss in losses])
+
+
+def replace_source(
+    transcript: Transcript,
+    text: str,
+    *,
+    spec: str | None = None,
+    convert_to: str | None = None,
+    as_draft: bool = False,
+    expected_version: int,
+    author,
+    note: str = "",
+) -> EditResult:
+    """Replace the whole source text (raw mode), in ``spec`` (the transcript's own).
+
+    ``convert_to``: convert the text to that spec first; the losses come back with the
+    result. Text with errors is refused (``HasErrors``, whose details hold the diagnostics)
+    unless ``as_draft``: then it is saved with its diagnostics and the status becomes draft.
+    """
+    spec = spec or transcript.spec
+    losses: list[dict] = []
+    if convert_to and convert_to != spec:
+        conversion = convert_source(text, spec=spec, to=convert_to)
+        text, spec, losses = conversion.text, conversion.spec, conversion.losses
+    content = TranscriptContent.from_text(text, spec)
+    if content.error_count and not as_draft:
+        raise HasErrors(
+            f"The text has {content.error_count} error"
+            f"{'s' if content.error_count != 1 else ''}: fix "
+            f"{'them' if content.error_count != 1 else 'it'} or save it as a draft. "
+            f"First: {content.first_error()}",
+            details={"diagnostics": content.diagnostics},
+        )
+    saved = save_transcript(
+        transcript,
+        expected_version=expected_version,
+        author=author,
+        text=text,
+        spec=spec,
+        status=Status.DRAFT if as_draft else None,
+        note=note or ("saved the source as a draft" if as_draft else "edited the source"),
+    )
+    return EditResult(saved, losses=losses)
+
+
+# --- drafts: validation without saving ------------------------------------------------------
+
+
+@dataclass
+class DraftCheck:
+    """The diagnostics a draft would have, were it saved."""
+
+    diagnostics: list[dict]
+    message_index: int | None = None
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for d in self.diagnostics if d["severity"] == "error")
+
+    @property
+    def warning_count(self) -> int:
+        return sum(1 for d in self.diagnostics if d["severity"] == "warning")
+
+    def for_message(self, index: int) -> list[dict]:
+        return [d for d in self.diagnostics if d.get("message_index") == index]
+
+    def to_dict(self) -> dict:
+        return {
+            "diagnostics": self.diagnostics,
+            "error_count": self.error_count,
+            "warning_count": self.warning_count,
+        }
+
+
+def validate_message_draft(
+    transcript: Transcript, index: int, changes: Mapping[str, Any]
+) -> DraftCheck:
+    """The diagnostics of ``transcript`` with message ``index`` changed as ``changes`` says.
+
+    Whole-transcript rules (call pairing, header, profiles) see the whole draft; positions
+    refer to the text the draft would be saved as.
+    """
+    unknown = sorted(set(changes) - EDITABLE_FIELDS)
+    if unknown:
+        raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
+    messages = _current_messages(transcript)
+    _check_index(messages, index)
+    edited = {**messages[index].to_dict(), **changes}
+    if "end" not in edited:
+        edited["end"] = None
+    messages[index] = _one_message(edited, index)
+    draft = formats.Transcript(
+        spec=transcript.spec, header=transcript.header, messages=messages, attrs=transcript.attrs
+    )
+    content = TranscriptContent.from_canonical(
+        draft, previous_text=transcript.source_text, previous_spec=transcript.spec
+    )
+    return DraftCheck(content.diagnostics, message_index=index)
+
+
+def validate_source_draft(text: str, spec: str) -> DraftCheck:
+    """The diagnostics of a whole draft source text in ``spec`` (raw mode)."""
+    return DraftCheck(TranscriptContent.from_text(text, spec).diagnostics)
