@@ -4,7 +4,7 @@ from ninja import NinjaAPI
 
 from .auth import API_AUTH
 from .errors import install_error_handlers
-from .routers import datasets, formats, imports, transcripts
+from .routers import datasets, formats, imports, messages, transcripts
 
 api = NinjaAPI(
     title="OCM transcript workbench API",
@@ -21,4 +21,5 @@ install_error_handlers(api)
 api.add_router("/formats", formats.router)
 api.add_router("/", datasets.router)
 api.add_router("/", transcripts.router)
+api.add_router("/", messages.router)
 api.add_router("/", imports.router)

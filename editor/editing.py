@@ -96,7 +96,7 @@ def edit_message(
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
     messages = _current_messages(transcript)
-    _check_index(messages, index)
+    check_index(messages, index)
     edited = {**messages[index].to_dict(), **changes}
     if "end" not in edited:  # to_dict omits a None terminator: keep it None (truncated)
         edited["end"] = None
@@ -117,7 +117,7 @@ def insert_message(
     messages = _current_messages(transcript)
     position = 0 if after is None else after + 1
     if after is not None:
-        _check_index(messages, after)
+        check_index(messages, after)
     new = dict(NEW_MESSAGE if message is None else message)
     new.setdefault("end", formats.END)
     messages.insert(position, _one_message(new, position))
@@ -130,7 +130,7 @@ def delete_message(
     transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
     messages = _current_messages(transcript)
-    _check_index(messages, index)
+    check_index(messages, index)
     del messages[index]
     return _save(transcript, messages, expected_version, author, note or f"deleted message {index}")
 
@@ -140,8 +140,8 @@ def move_message(
 ) -> EditResult:
     """Move message ``index`` so that it ends up at index ``to``."""
     messages = _current_messages(transcript)
-    _check_index(messages, index)
-    _check_index(messages, to)
+    check_index(messages, index)
+    check_index(messages, to)
     messages.insert(to, messages.pop(index))
     return _save(
         transcript, messages, expected_version, author, note or f"moved message {index} to {to}"
@@ -153,7 +153,7 @@ def duplicate_message(
 ) -> EditResult:
     """Insert a copy of message ``index`` right after it."""
     messages = _current_messages(transcript)
-    _check_index(messages, index)
+    check_index(messages, index)
     messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
     return _save(
         transcript, messages, expected_version, author, note or f"duplicated message {index}"
@@ -162,12 +162,10 @@ def duplicate_message(
 
 def _current_messages(transcript: Transcript) -> list[formats.Message]:
     """The stored messages, fresh from the database (not a cached prefetch)."""
-    return [
-        row.to_canonical() for row in transcript.messages.order_by("index").only(*SEMANTIC_FIELDS)
-    ]
+    return transcript.stored_messages()
 
 
-def _check_index(messages: Sequence[formats.Message], index: int) -> None:
+def check_index(messages: Sequence[formats.Message], index: int) -> None:
     if not 0 <= index < len(messages):
         raise MessageNotFound(
             f"No message {index}: the transcript has {len(messages)} "
@@ -361,7 +359,7 @@ def validate_message_draft(
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
     messages = _current_messages(transcript)
-    _check_index(messages, index)
+    check_index(messages, index)
     edited = {**messages[index].to_dict(), **changes}
     if "end" not in edited:
         edited["end"] = None

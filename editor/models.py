@@ -309,6 +309,13 @@ class Transcript(models.Model):
             attrs=self.attrs,
         )
 
+    def stored_messages(self) -> list[formats.Message]:
+        """The canonical messages as stored now, read afresh as plain tuples (no Message
+        instances: on long transcripts, building model objects cost more than the query)."""
+        fields = Message.CANONICAL_FIELDS
+        rows = Message.objects.filter(transcript=self).order_by("index").values_list(*fields)
+        return [formats.Message(**dict(zip(fields, row, strict=True))) for row in rows]
+
 
 class Message(models.Model):
     """One message of a transcript: every field of the canonical ``formats.Message``.

@@ -1,0 +1,149 @@
+"""The editor's server time on long transcripts (issue 8's targets).
+
+* live validation of a one-message draft in a 100 KB, 500-message transcript (p50, p95;
+  target: under 50 ms);
+* saving a one-message edit in a 2,000-message transcript (p50, p95);
+* the transcript page (first page of messages, annotator rendering) of a 2,000-message
+  transcript (p50, p95; target: under 300 ms).
+
+Runs in a child process on a throwaway SQLite database (and on PostgreSQL when a server
+answers, like bench_storage).
+
+    .venv/bin/python -m bench.bench_editor          # or `make bench` (every benchmark)
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.bench_storage import _postgres_server, _throwaway_postgres
+
+ROUNDS = 30
+
+
+def run() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        _in_child("SQLite", f"sqlite:///{Path(folder) / 'bench.sqlite3'}")
+    server = _postgres_server()
+    if server is None:
+        print("PostgreSQL: skipped, no server reachable (set DATABASE_URL to a postgres:// URL)")
+        return
+    with _throwaway_postgres(server) as url:
+        _in_child("PostgreSQL", url)
+
+
+def _in_child(label: str, database_url: str) -> None:
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "false"}
+    env.setdefault("DJANGO_SETTINGS_MODULE", "ocm_site.settings")
+    print(f"{label}:", flush=True)
+    subprocess.run([sys.executable, "-m", "bench.bench_editor", "--child"], env=env, check=True)
+
+
+def long_transcript(formats, messages: int, body: int) -> str:
+    """An OpenChatML 2.2 text of ``messages`` messages in turns of user, analysis, a call, its
+    reply and a final answer, each body about ``body`` characters."""
+    filler = ("The tide tables for the harbour list two highs a day. " * 20)[:body]
+    out = [formats.Message(role="system", content="You are a careful assistant.")]
+    turn = 0
+    while len(out) < messages:
+        call_id = f"c{turn}"
+        out += [
+            formats.Message(role="user", content=f"Question {turn}: {filler}"),
+            formats.Message(role="assistant", channel="analysis", content=filler),
+            formats.Message(
+                role="assistant",
+                channel="commentary",
+                recipient="functions.lookup",
+                call_id=call_id,
+                constrain="json",
+                content='{"query": "tides %d"}' % turn,
+                end=formats.CALL,
+            ),
+            formats.Message(
+                role="tool",
+                name="functions.lookup",
+                call_id=call_id,
+                channel="commentary",
+                recipient="assistant",
+                content='{"ok": true, "content": "%s"}' % filler[:60],
+            ),
+            formats.Message(role="assistant", channel="final", content=f"Answer {turn}: {filler}"),
+        ]
+        turn += 1
+    transcript = formats.Transcript(
+        spec="openchatml-2.2", header={"version": "2.2"}, messages=out[:messages]
+    )
+    return formats.serialize(transcript)
+
+
+def _child() -> None:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connections
+    from django.test import Client
+
+    from editor import editing, formats
+    from editor.models import Dataset, Membership, Role
+    from editor.storage import create_transcript
+
+    call_command("migrate", verbosity=0)
+    user = get_user_model().objects.create_user("bench")
+    dataset = Dataset.objects.create(name="Bench", slug="bench")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.ANNOTATOR)
+
+    text = long_transcript(formats, 500, 160)
+    medium = create_transcript(dataset, text=text, spec="openchatml-2.2", author=user)
+    label = f"live validation, {len(text) // 1000} KB / 500 messages"
+    _timed(
+        label,
+        lambda n: editing.validate_message_draft(medium, 250, {"content": f"Draft {n}."}),
+    )
+
+    long = create_transcript(
+        dataset, text=long_transcript(formats, 2000, 160), spec="openchatml-2.2", author=user
+    )
+    _timed(
+        "save one message of 2,000",
+        lambda n: editing.edit_message(
+            long, 1900, {"content": f"Edit {n}."}, expected_version=long.version + n, author=user
+        ),
+    )
+
+    client = Client()
+    client.force_login(user)
+    _timed(
+        "transcript page, 2,000 messages",
+        lambda n: client.get(f"/transcripts/{long.pk}/?audience=annotator"),
+    )
+    connections.close_all()  # before the parent drops the database
+
+
+def _timed(label: str, step) -> None:
+    step(-1)  # warm-up: first queries, template compilation
+    times = []
+    for n in range(ROUNDS):
+        started = time.perf_counter()
+        step(n)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    p95 = times[int(len(times) * 0.95) - 1]
+    print(
+        f"  {label:40} p50 {statistics.median(times):7.1f} ms   p95 {p95:7.1f} ms",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    if "--child" in sys.argv:
+        _child()
+    else:
+        run()
