@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from . import views
+from . import message_views, source_views, views
 from .models import DATASET_SLUG_PATTERN
 
 
@@ -22,7 +22,67 @@ urlpatterns = [
     path("datasets/<dataset:slug>/import/", views.dataset_import, name="dataset-import"),
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
-    path("transcripts/<int:pk>/", views.transcript_detail, name="transcript"),
+    path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
+    path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),
+    path("transcripts/<int:pk>/fixes/", message_views.transcript_fix, name="transcript-fix"),
+    path("transcripts/<int:pk>/messages/new/", message_views.message_new, name="message-new"),
+    path(
+        "transcripts/<int:pk>/messages/insert/",
+        message_views.message_insert,
+        name="message-insert",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/",
+        message_views.message_detail,
+        name="message",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/edit/",
+        message_views.message_edit,
+        name="message-edit",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/save/",
+        message_views.message_save,
+        name="message-save",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/validate/",
+        message_views.message_validate,
+        name="message-validate",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/resolve/",
+        message_views.message_resolve,
+        name="message-resolve",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/delete/",
+        message_views.message_delete,
+        name="message-delete",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/move/",
+        message_views.message_move,
+        name="message-move",
+    ),
+    path(
+        "transcripts/<int:pk>/messages/<int:index>/duplicate/",
+        message_views.message_duplicate,
+        name="message-duplicate",
+    ),
+    path("transcripts/<int:pk>/source/", source_views.source_editor, name="transcript-source"),
+    path(
+        "transcripts/<int:pk>/source/validate/",
+        source_views.source_validate,
+        name="transcript-source-validate",
+    ),
+    path(
+        "transcripts/<int:pk>/source/convert/",
+        source_views.source_convert_preview,
+        name="transcript-source-convert",
+    ),
+    path("transcripts/<int:pk>/export/", source_views.transcript_export, name="transcript-export"),
     path("transcripts/<int:pk>/history/", views.transcript_history, name="transcript-history"),
     path(
         "transcripts/<int:pk>/revisions/<int:number>/restore/",

@@ -8,18 +8,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from editor.formats.render import render as render_transcript
-
 from .exporting import export_dataset
 from .forms import ExportForm, ImportForm
 from .import_tasks import progress_of, start_import_task
-from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Dataset, ImportTask, Transcript
-from .presentation import source_segments
+from .models import END_USER_AUDIENCE, Dataset, ImportTask, Transcript
 from .revisions import diff_revisions, list_revisions, restore_revision
 from .storage import ConflictError, NotAllowed, StorageError
 from .visibility import FULL_CONTENT, export_audience, require_audience
-
-AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
 
 
 def _transcript_rows():
@@ -129,44 +124,6 @@ def import_task_detail(request, pk):
     if request.htmx:
         template += "#import-progress"
     return render(request, template, context)
-
-
-@require_GET
-@vary_on_headers("HX-Request")
-def transcript_detail(request, pk):
-    transcript = get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset").with_messages(), pk=pk
-    )
-    audience = request.GET.get("audience", END_USER_AUDIENCE)
-    allowed = transcript.dataset.audiences_for(request.user)
-    context = {
-        "transcript": transcript,
-        "audience": audience,
-        "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
-        "revisions": transcript.revisions.select_related("author").order_by("-number")[:20],
-        "can_see_history": FULL_CONTENT in allowed,
-    }
-    status = 200
-    if audience not in ALL_AUDIENCES:
-        context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")
-        status = 400
-    else:
-        try:
-            require_audience(transcript.dataset, request.user, audience)
-        except NotAllowed as refused:
-            context["refusal"] = (refused.code, refused.message)
-            status = refused.status
-    if status == 200:
-        rendered = render_transcript(
-            transcript.canonical(), audience, source_text=transcript.source_text or None
-        )
-        context["rendered"] = rendered
-        if rendered.source is not None:
-            context["segments"] = source_segments(rendered)
-    template = "editor/transcript.html"
-    if request.htmx:
-        template += "#transcript-messages"
-    return render(request, template, context, status=status)
 
 
 def _history_context(request, transcript: Transcript) -> dict:

@@ -44,7 +44,7 @@ def test_annotator_sees_everything_marked_hidden_from_end_users(client, transcri
     client.force_login(annotator)
     html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
     assert SECRET in html
-    assert 'data-channel="analysis" data-index="2"\n                 data-visible="false"' in html
+    assert 'data-channel="analysis" data-index="2" data-visible="false"' in html
     assert "hidden from end users" in html
 
 

@@ -1,0 +1,44 @@
+"""Filters of the transcript page and its editor."""
+
+from django import template
+
+from editor.transcript_page import PAGE_SIZE, body_kind, card_badges
+
+register = template.Library()
+
+MIN_ROWS, MAX_ROWS = 3, 24
+
+
+@register.filter
+def badges(card, spec: str) -> list[tuple[str, str]]:
+    """A message's fields as (label, value) badges, in ``spec``'s words."""
+    return card_badges(card.item, spec)
+
+
+@register.filter(name="body_kind")
+def body_kind_filter(item) -> str:
+    return body_kind(item)
+
+
+@register.filter
+def rows_for(text: str) -> int:
+    """Rows for a textarea holding ``text``: all of it, within bounds."""
+    lines = text.count("\n") + 1 + len(text) // 100
+    return max(MIN_ROWS, min(MAX_ROWS, lines))
+
+
+@register.filter
+def page_start(page: int) -> int:
+    """The index of the first message on ``page``."""
+    return page * PAGE_SIZE
+
+
+# Stand-ins until the markup module lands (plain, escaped text).
+@register.filter
+def markdown(text: str) -> str:
+    return text
+
+
+@register.filter
+def json_body(text: str) -> str:
+    return text

@@ -1,0 +1,285 @@
+"""What the transcript page shows of a transcript: message cards, a page at a time.
+
+No rules here: visibility is ``formats.render``'s, call pairing ``formats.pairing``'s; this
+module cuts the rendered transcript into pages, links calls with their replies, counts each
+message's diagnostics and names the editor's form fields in the transcript's own spec's words.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from editor import formats
+from editor.formats.pairing import pair_calls
+from editor.formats.render import ANNOTATOR, END_USER, RenderedItem, render
+
+from .models import Transcript
+
+PAGE_SIZE = 50
+
+# The fields the editor's form shows first, per spec: what the spec itself can write. The
+# other canonical fields are under "More fields" (the model is a superset of every spec).
+HARMONY_FIELDS = ("role", "channel", "recipient", "name", "constrain", "end")
+OCM22_FIELDS = (
+    "role",
+    "channel",
+    "recipient",
+    "name",
+    "call_id",
+    "intent",
+    "content_type",
+    "constrain",
+    "end",
+)
+PRIMARY_FIELDS = {
+    "chatml": ("role", "name"),
+    "chatml-json": ("role", "name"),
+    "openchatml-0.1": ("role", "name"),
+    "openchatml-2.0": HARMONY_FIELDS,
+    "openchatml-2.2": OCM22_FIELDS,
+    "openchatml-json": OCM22_FIELDS,
+    "harmony": HARMONY_FIELDS,
+    "mms": ("role", "name", "content_type", "end"),
+    "mms-tokens": ("role", "name", "content_type", "end"),
+    "openai-messages": ("role", "name", "recipient", "call_id"),
+    "sharegpt": ("role", "name", "recipient"),
+}
+EVERY_FIELD = (*OCM22_FIELDS, "attrs")
+
+# Form labels in each spec family's words; a field not named here keeps its canonical name.
+TOKEN_LABELS = {
+    "recipient": "to= (recipient)",
+    "constrain": "<|constrain|>",
+    "content_type": "content type",
+    "call_id": "call_id",
+    "end": "terminator",
+}
+FIELD_LABELS = {
+    "openchatml-2.0": TOKEN_LABELS,
+    "openchatml-2.2": TOKEN_LABELS,
+    "openchatml-json": TOKEN_LABELS,
+    "harmony": TOKEN_LABELS,
+    "openai-messages": {
+        "recipient": "function (tool_calls)",
+        "call_id": "id / tool_call_id",
+        "name": "name",
+    },
+    "sharegpt": {"role": "from", "recipient": "function"},
+    "mms": {"content_type": "format", "end": "end_turn"},
+    "mms-tokens": {"content_type": "<|format|>", "end": "<|end_turn|>"},
+}
+# Terminator choices, in each family's words ("" = cut off, no terminator).
+END_LABELS = {
+    "harmony": {"end": "<|end|>", "call": "<|call|>", "return": "<|return|>", "": "none (cut off)"},
+    "mms": {"end": "end", "call": "tool call", "return": "<|end_turn|>", "": "none (cut off)"},
+}
+DEFAULT_END_LABELS = {"end": "end", "call": "call", "return": "return", "": "none (cut off)"}
+END_LABELS_BY_SPEC = {
+    "openchatml-2.0": END_LABELS["harmony"],
+    "openchatml-2.2": END_LABELS["harmony"],
+    "harmony": END_LABELS["harmony"],
+    "mms": END_LABELS["mms"],
+    "mms-tokens": END_LABELS["mms"],
+}
+
+
+@dataclass
+class MessageCard:
+    """One message as the page shows it."""
+
+    item: RenderedItem
+    answers: int | None = None  # a reply: the index of the call it answers
+    replies: list[int] = field(default_factory=list)  # a call: the indexes of its replies
+    errors: int = 0
+    warnings: int = 0
+
+    @property
+    def index(self) -> int:
+        return self.item.index
+
+
+@dataclass
+class FormField:
+    name: str
+    label: str
+    value: str
+    primary: bool
+
+
+@dataclass
+class TranscriptView:
+    """The rendered transcript cut into cards; ``page(n)`` gives one page of them."""
+
+    transcript: Transcript
+    audience: str
+    cards: list[MessageCard]
+    source: str | None = None
+    spans: tuple = ()
+
+    @property
+    def page_count(self) -> int:
+        return max(1, -(-len(self.cards) // PAGE_SIZE))
+
+    def page(self, number: int) -> list[MessageCard]:
+        return self.cards[number * PAGE_SIZE : (number + 1) * PAGE_SIZE]
+
+    def pages_through(self, number: int) -> list[MessageCard]:
+        return self.cards[: (number + 1) * PAGE_SIZE]
+
+    def page_holding(self, index: int) -> int:
+        """The page on which message ``index`` is shown (or would be, were it visible)."""
+        position = next((n for n, c in enumerate(self.cards) if c.index >= index), 0)
+        return position // PAGE_SIZE
+
+
+def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
+    """``transcript`` rendered for ``audience`` (which the caller checked the user may see)."""
+    canonical = formats.Transcript(
+        spec=transcript.spec,
+        header=transcript.header,
+        messages=transcript.stored_messages(),
+        attrs=transcript.attrs,
+    )
+    rendered = render(canonical, audience, source_text=transcript.source_text or None)
+    pairs = pair_calls(canonical.messages) if audience != END_USER else {}
+    counts = _diagnostic_counts(transcript.diagnostics) if audience != END_USER else {}
+    cards = [_card(item, pairs, counts) for item in rendered.items]
+    return TranscriptView(transcript, audience, cards, rendered.source, rendered.spans)
+
+
+def message_card(transcript: Transcript, index: int, audience: str) -> MessageCard | None:
+    """The card of one message alone (None when ``audience`` does not see it): rendering
+    one message does not need the others, except to link calls and replies."""
+    messages = transcript.stored_messages()
+    one = formats.Transcript(
+        spec=transcript.spec, header=transcript.header, messages=[messages[index]]
+    )
+    items = render(one, END_USER if audience == END_USER else ANNOTATOR).items
+    if not items:
+        return None
+    item = dataclasses.replace(items[0], index=index)
+    pairs = pair_calls(messages) if audience != END_USER else {}
+    counts = _diagnostic_counts(transcript.diagnostics) if audience != END_USER else {}
+    return _card(item, pairs, counts)
+
+
+def _card(item: RenderedItem, pairs: dict[int, int], counts: dict) -> MessageCard:
+    index = item.index
+    return MessageCard(
+        item,
+        answers=pairs.get(index),
+        replies=sorted(reply for reply, call in pairs.items() if call == index),
+        errors=counts.get((index, "error"), 0),
+        warnings=counts.get((index, "warning"), 0),
+    )
+
+
+def _diagnostic_counts(diagnostics: list[dict]) -> Counter:
+    return Counter((d.get("message_index"), d["severity"]) for d in diagnostics)
+
+
+def ordered_diagnostics(diagnostics: list[dict]) -> list[dict]:
+    """In document order: by message, then position (transcript-wide ones first)."""
+    return sorted(
+        diagnostics,
+        key=lambda d: (
+            -1 if d.get("message_index") is None else d["message_index"],
+            d.get("offset", 0),
+        ),
+    )
+
+
+def form_fields(spec: str, message: formats.Message) -> list[FormField]:
+    """The editor form's fields for ``message`` (content apart), labelled in ``spec``'s words;
+    a secondary field that holds a value is shown as primary, so nothing set is tucked away."""
+    primary = PRIMARY_FIELDS.get(spec, OCM22_FIELDS)
+    labels = FIELD_LABELS.get(spec, {})
+    fields = []
+    for name in EVERY_FIELD:
+        value = getattr(message, name)
+        if name == "attrs":
+            text = json.dumps(value, ensure_ascii=False, indent=2) if value else ""
+        else:
+            text = "" if value is None else value
+        fields.append(
+            FormField(
+                name,
+                labels.get(name, name.replace("_", " ")),
+                text,
+                name in primary or (name not in ("end", "attrs") and value is not None),
+            )
+        )
+    return fields
+
+
+def end_choices(spec: str) -> list[tuple[str, str]]:
+    labels = END_LABELS_BY_SPEC.get(spec, DEFAULT_END_LABELS)
+    return list(labels.items())
+
+
+TOKEN_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2", "openchatml-json", "harmony"})
+JSON_CHAT_SPECS = frozenset({"openai-messages", "sharegpt"})
+MARKDOWN_CHANNELS = (None, "final")
+
+
+def body_kind(item: RenderedItem) -> str:
+    """How a body is shown: ``markdown`` for what an assistant says to the user, ``json`` for
+    JSON bodies (calls, tool results), ``text`` for everything else (shown as written)."""
+    stripped = item.content.lstrip()
+    if stripped[:1] in ("{", "[") and item.constrain != "text":
+        return "json"
+    if item.role == "assistant" and (
+        item.channel in MARKDOWN_CHANNELS or item.intent == "preamble"
+    ):
+        return "markdown"
+    return "text"
+
+
+def card_badges(item: RenderedItem, spec: str) -> list[tuple[str, str]]:
+    """A message's fields as (label, value) badges in ``spec``'s own words: token names for
+    Harmony and 2.x, ``tool_calls``/``reasoning`` for chat JSON, none of the other's."""
+    if spec in JSON_CHAT_SPECS:
+        return _chat_json_badges(item)
+    out: list[tuple[str, str]] = []
+    if spec in TOKEN_SPECS:
+        pairs = [
+            ("channel", item.channel),
+            ("to=", item.recipient),
+            ("call_id", item.call_id),
+            ("intent", item.intent),
+            ("content type", item.content_type),
+            ("<|constrain|>", item.constrain),
+        ]
+        out += [(label, value) for label, value in pairs if value]
+        if item.end in ("call", "return"):
+            out.append((f"<|{item.end}|>", ""))
+    else:
+        if item.recipient:
+            out.append(("function", item.recipient))
+        if item.call_id:
+            out.append(("call id", item.call_id))
+        if item.content_type:
+            out.append(("format" if spec.startswith("mms") else "content type", item.content_type))
+        if item.end == "return" and spec.startswith("mms"):
+            out.append(("end_turn", ""))
+    if item.end is None:
+        out.append(("cut off (no terminator)", ""))
+    return out
+
+
+def _chat_json_badges(item: RenderedItem) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if item.channel == "analysis":
+        out.append(("reasoning", ""))
+    if item.recipient and item.end == "call":
+        out.append(("tool_calls", item.recipient.removeprefix("functions.")))
+        if item.call_id:
+            out.append(("id", item.call_id))
+    elif item.call_id:
+        out.append(("tool_call_id", item.call_id))
+    if item.end is None:
+        out.append(("cut off", ""))
+    return out

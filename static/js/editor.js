@@ -1,0 +1,274 @@
+// The transcript editor's behaviour in the browser: keyboard shortcuts, the current version
+// on every write, focus and highlighting of messages, call/reply pairs, and the raw-source
+// editor's line numbers and token highlighting. No inline script anywhere: this file is it.
+(function () {
+  "use strict";
+
+  const TYPING = "input, textarea, select, [contenteditable=''], [contenteditable='true']";
+  const MESSAGE = "#message-list > .message, #message-list > article";
+  const TOKEN = /<\|[A-Za-z0-9_.:\-]{1,40}\|>/g;
+
+  const byId = (id) => document.getElementById(id);
+  const isTyping = (el) => el && el.closest && el.closest(TYPING);
+
+  // --- the version every write is made from ---------------------------------------------------
+  // One place holds the version the page shows (#transcript-version, kept current by
+  // out-of-band swaps): a form opened before the user's own last save must not conflict with it.
+  document.addEventListener("htmx:configRequest", (event) => {
+    const version = byId("transcript-version");
+    const params = event.detail.parameters;
+    if (!version || event.detail.verb === "get" || !params) return;
+    const source = event.detail.elt;
+    if (source && source.closest("[data-conflict]")) return; // the conflict form names theirs
+    if (params instanceof FormData) {
+      if (params.has("version")) params.set("version", version.value);
+    } else if ("version" in params) {
+      params.version = version.value;
+    }
+  });
+
+  // --- messages: current one, focus, highlight ----------------------------------------------
+  function messages() {
+    return Array.from(document.querySelectorAll(MESSAGE));
+  }
+
+  function setCurrent(el, scroll) {
+    if (!el) return;
+    document.querySelectorAll(".message.current").forEach((m) => m.classList.remove("current"));
+    el.classList.add("current");
+    if (scroll) {
+      el.scrollIntoView({ block: "center", behavior: "auto" });
+      if (el.tabIndex >= -1 && !isTyping(document.activeElement)) el.focus({ preventScroll: true });
+    }
+  }
+
+  function flash(el) {
+    if (!el) return;
+    el.classList.remove("flash-highlight");
+    void el.offsetWidth; // restart the animation
+    el.classList.add("flash-highlight");
+  }
+
+  function goToMessage(index) {
+    const el = byId("message-" + index);
+    if (!el) return false;
+    setCurrent(el, true);
+    flash(el);
+    return true;
+  }
+
+  document.body.addEventListener("ocm:focus-message", (event) => {
+    goToMessage(event.detail.index);
+  });
+
+  // Diagnostics and pair links: scroll to a message already on the page; otherwise follow
+  // the link, which loads the page through that message.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-goto], a[data-pair]");
+    if (link) {
+      const index = link.dataset.goto !== undefined ? link.dataset.goto : link.dataset.pair;
+      if (goToMessage(index)) event.preventDefault();
+      return;
+    }
+    const remover = event.target.closest("[data-remove]");
+    if (remover) {
+      const target = byId(remover.dataset.remove);
+      if (target) target.remove();
+      return;
+    }
+    const lineLink = event.target.closest("a.diagnostic-link[data-line]");
+    if (lineLink && byId("source-text")) {
+      event.preventDefault();
+      goToLine(Number(lineLink.dataset.line), Number(lineLink.dataset.column || 1));
+    }
+  });
+
+  // Hovering or focusing a call or a reply highlights its partner.
+  function partners(el) {
+    const ids = [];
+    if (el.dataset.answers) ids.push(el.dataset.answers);
+    if (el.dataset.replies) ids.push(...el.dataset.replies.split(" "));
+    return ids.map((i) => byId("message-" + i)).filter(Boolean);
+  }
+  function pairHighlight(event, on) {
+    const el = event.target.closest && event.target.closest(".message[data-answers], .message[data-replies]");
+    if (!el) return;
+    [el, ...partners(el)].forEach((m) => m.classList.toggle("paired", on));
+  }
+  document.addEventListener("mouseover", (e) => pairHighlight(e, true));
+  document.addEventListener("mouseout", (e) => pairHighlight(e, false));
+  document.addEventListener("focusin", (e) => pairHighlight(e, true));
+  document.addEventListener("focusout", (e) => pairHighlight(e, false));
+
+  // A form swapped in gets the focus in its content field (caret at the end).
+  document.addEventListener("htmx:afterSwap", (event) => {
+    const field = event.detail.target && event.detail.target.querySelector
+      ? (event.detail.target.matches("[data-autofocus]") ? event.detail.target : event.detail.target.querySelector("[data-autofocus]"))
+      : null;
+    const form = document.querySelector("form.message.editing [data-autofocus]");
+    const target = field || form;
+    if (target && !isTyping(document.activeElement)) {
+      target.focus();
+      target.setSelectionRange(target.value.length, target.value.length);
+    }
+  });
+
+  // --- keyboard -------------------------------------------------------------------------------
+  let pendingG = false;
+
+  function cycleRendering() {
+    const tabs = Array.from(document.querySelectorAll("#transcript-messages .tabs a[data-audience]"));
+    if (!tabs.length) return;
+    const active = tabs.findIndex((t) => t.classList.contains("active"));
+    tabs[(active + 1) % tabs.length].click();
+  }
+
+  function moveCurrent(step) {
+    const list = messages();
+    if (!list.length) return;
+    const at = list.findIndex((m) => m.classList.contains("current"));
+    const next = at === -1 ? (step > 0 ? 0 : list.length - 1) : Math.min(list.length - 1, Math.max(0, at + step));
+    setCurrent(list[next], true);
+  }
+
+  function editCurrent() {
+    const current = document.querySelector(".message.current") || messages()[0];
+    const button = current && current.querySelector("[data-action='edit']");
+    if (button) button.click();
+  }
+
+  function toggleShortcuts() {
+    const dialog = byId("shortcuts");
+    if (!dialog) return;
+    if (dialog.open) dialog.close();
+    else dialog.showModal();
+  }
+
+  document.addEventListener("keydown", (event) => {
+    const form = event.target.closest && event.target.closest("form.message.editing, #source-form");
+    if (form && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit(form.querySelector("[data-action='save']"));
+      return;
+    }
+    if (form && event.key === "Escape" && form.matches(".message.editing")) {
+      event.preventDefault();
+      const cancel = form.querySelector("[data-action='cancel']");
+      if (cancel) cancel.click();
+      return;
+    }
+    if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (pendingG) {
+      pendingG = false;
+      const where = { h: "history", s: "raw" }[event.key];
+      const link = where === "history"
+        ? document.querySelector("[data-shortcut-target='history']")
+        : where === "raw" ? document.querySelector("[data-action='raw']") : null;
+      if (link) { event.preventDefault(); link.click(); }
+      return;
+    }
+    const actions = {
+      j: () => moveCurrent(1),
+      k: () => moveCurrent(-1),
+      e: editCurrent,
+      v: cycleRendering,
+      g: () => { pendingG = true; setTimeout(() => { pendingG = false; }, 1500); },
+      "?": toggleShortcuts,
+    };
+    const action = actions[event.key];
+    if (action) {
+      event.preventDefault();
+      action();
+    }
+  });
+
+  // --- raw source: line numbers, token highlighting, scroll sync ------------------------------
+  function escapeHtml(text) {
+    return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+
+  function highlight(text) {
+    let out = "";
+    let last = 0;
+    for (const match of text.matchAll(TOKEN)) {
+      out += escapeHtml(text.slice(last, match.index));
+      out += '<mark class="tok tok-token">' + escapeHtml(match[0]) + "</mark>";
+      last = match.index + match[0].length;
+    }
+    return out + escapeHtml(text.slice(last)) + "\n";
+  }
+
+  function errorLines() {
+    const panel = byId("diagnostics");
+    const lines = panel && panel.dataset.errorLines ? panel.dataset.errorLines.split(" ") : [];
+    return new Set(lines.filter(Boolean).map(Number));
+  }
+
+  function renderGutter(editor, count) {
+    const gutter = editor.querySelector(".gutter");
+    const errors = errorLines();
+    const items = [];
+    for (let line = 1; line <= count; line++) {
+      items.push('<li id="L' + line + '"' + (errors.has(line) ? ' class="has-error"' : "") + ">" + line + "</li>");
+    }
+    gutter.innerHTML = items.join("");
+  }
+
+  function refreshSource() {
+    const textarea = byId("source-text");
+    if (!textarea) return;
+    const editor = textarea.closest(".code-editor");
+    editor.querySelector(".code-highlight").innerHTML = highlight(textarea.value);
+    renderGutter(editor, textarea.value.split("\n").length);
+    syncScroll();
+  }
+
+  function syncScroll() {
+    const textarea = byId("source-text");
+    if (!textarea) return;
+    const editor = textarea.closest(".code-editor");
+    const pre = editor.querySelector(".code-highlight");
+    pre.scrollTop = textarea.scrollTop;
+    pre.scrollLeft = textarea.scrollLeft;
+    editor.querySelector(".gutter").scrollTop = textarea.scrollTop;
+  }
+
+  function goToLine(line, column) {
+    const textarea = byId("source-text");
+    const lines = textarea.value.split("\n");
+    let offset = 0;
+    for (let i = 0; i < Math.min(line - 1, lines.length); i++) offset += lines[i].length + 1;
+    offset += Math.max(0, column - 1);
+    textarea.focus();
+    textarea.setSelectionRange(offset, offset);
+    const lineHeight = parseFloat(getComputedStyle(textarea).lineHeight) || 18;
+    textarea.scrollTop = Math.max(0, (line - 5) * lineHeight);
+    syncScroll();
+    const gutterLine = byId("L" + line);
+    flash(gutterLine);
+  }
+
+  document.addEventListener("input", (event) => {
+    if (event.target.id === "source-text") refreshSource();
+  });
+  document.addEventListener("scroll", (event) => {
+    if (event.target.id === "source-text") syncScroll();
+  }, true);
+  document.addEventListener("htmx:afterSettle", () => {
+    const textarea = byId("source-text");
+    if (textarea) renderGutter(textarea.closest(".code-editor"), textarea.value.split("\n").length);
+  });
+
+  function start() {
+    document.documentElement.classList.add("js");
+    if (byId("source-text")) {
+      refreshSource();
+      const hash = window.location.hash.match(/^#L(\d+)$/);
+      if (hash) goToLine(Number(hash[1]), 1);
+    }
+    const hash = window.location.hash.match(/^#message-(\d+)$/);
+    if (hash) goToMessage(hash[1]);
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
