@@ -14,6 +14,7 @@ answers, like bench_storage).
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -62,7 +63,7 @@ def long_transcript(formats, messages: int, body: int) -> str:
                 recipient="functions.lookup",
                 call_id=call_id,
                 constrain="json",
-                content='{"query": "tides %d"}' % turn,
+                content=json.dumps({"query": f"tides {turn}"}),
                 end=formats.CALL,
             ),
             formats.Message(
@@ -71,7 +72,7 @@ def long_transcript(formats, messages: int, body: int) -> str:
                 call_id=call_id,
                 channel="commentary",
                 recipient="assistant",
-                content='{"ok": true, "content": "%s"}' % filler[:60],
+                content=json.dumps({"ok": True, "content": filler[:60]}),
             ),
             formats.Message(role="assistant", channel="final", content=f"Answer {turn}: {filler}"),
         ]
