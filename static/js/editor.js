@@ -100,6 +100,18 @@
   document.addEventListener("focusin", (e) => pairHighlight(e, true));
   document.addEventListener("focusout", (e) => pairHighlight(e, false));
 
+  // The message that has the focus is the current one (j/k continue from it).
+  document.addEventListener("focusin", (event) => {
+    const message = event.target.closest && event.target.closest(MESSAGE);
+    if (message) setCurrent(message, false);
+  });
+
+  // An answer to an element that is gone (a live validation that returns after its form was
+  // saved or cancelled) has nothing left to update.
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    if (event.detail.elt && !event.detail.elt.isConnected) event.detail.shouldSwap = false;
+  });
+
   // A form swapped in gets the focus in its content field (caret at the end).
   document.addEventListener("htmx:afterSwap", (event) => {
     const field = event.detail.target && event.detail.target.querySelector
@@ -132,7 +144,9 @@
   }
 
   function editCurrent() {
-    const current = document.querySelector(".message.current") || messages()[0];
+    const focused = document.activeElement && document.activeElement.closest
+      ? document.activeElement.closest(".message") : null;
+    const current = focused || document.querySelector(".message.current") || messages()[0];
     const button = current && current.querySelector("[data-action='edit']");
     if (button) button.click();
   }

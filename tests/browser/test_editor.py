@@ -1,0 +1,284 @@
+"""The editor in a real browser: edit, live validation, quick fixes, structure, raw mode,
+conflicts between two people, the keyboard, and a 2,000-message transcript."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor import formats
+from editor.models import Dataset, Membership, Role, Transcript
+from editor.storage import create_transcript
+from tests.browser.conftest import SCREENSHOTS
+from tests.editor.samples import demo_texts
+
+PASSWORD = "a-long-test-password"
+CALL_WITHOUT_ID = (
+    "version: 2.2\n"
+    "<|start|>assistant to=functions.f<|channel|>commentary<|constrain|>json<|message|>{}<|call|>\n"
+    "<|start|>tool name=functions.f<|channel|>commentary<|message|>{}<|end|>"
+)
+
+
+@pytest.fixture
+def team(transactional_db):
+    dataset = Dataset.objects.create(name="Support", slug="support")
+    users = {}
+    for name in ("ann", "bob"):
+        users[name] = get_user_model().objects.create_user(name, password=PASSWORD)
+        Membership.objects.create(user=users[name], dataset=dataset, role=Role.ANNOTATOR)
+    return dataset, users
+
+
+@pytest.fixture
+def weather(team):
+    dataset, users = team
+    return create_transcript(
+        dataset,
+        text=demo_texts()["openchatml-2.2"],
+        spec="openchatml-2.2",
+        author=users["ann"],
+        title="Weather",
+    )
+
+
+def log_in(page, live_server, username="ann"):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_test_id("current-user")).to_have_text(username)
+
+
+@pytest.fixture
+def console_errors(page):
+    """Script errors and htmx's own error reports (an answer that found no target, …); an
+    HTTP status such as a 409 or a 422 is an answer the page shows, not an error."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda m: errors.append(m.text)
+        if m.type == "error" and not m.text.startswith("Failed to load resource")
+        else None,
+    )
+    return errors
+
+
+def stored(transcript) -> Transcript:
+    return Transcript.objects.get(pk=transcript.pk)
+
+
+def open_annotator(page, live_server, transcript):
+    page.goto(f"{live_server.url}/transcripts/{transcript.pk}/?audience=annotator")
+    expect(page.locator("#transcript-messages")).to_have_attribute("data-audience", "annotator")
+
+
+def test_edit_and_save_a_message(page, live_server, weather, screenshot, console_errors):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    page.locator('#message-7 [data-action="edit"]').click()
+    content = page.locator('#message-7 textarea[name="content"]')
+    expect(content).to_be_focused()
+    content.fill("It is 20 °C and sunny in Tokyo.")
+    screenshot("editor")
+    page.locator('#message-7 [data-action="save"]').click()
+    expect(page.locator("article#message-7 .body")).to_contain_text(
+        "It is 20 °C and sunny in Tokyo."
+    )
+    expect(page.locator("#version-label")).to_have_text("version 2")
+    assert stored(weather).canonical().messages[7].content == "It is 20 °C and sunny in Tokyo."
+    assert console_errors == []
+
+
+def test_live_validation_keeps_the_typed_text_and_the_caret(
+    page, live_server, weather, screenshot, console_errors
+):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    page.locator('#message-5 [data-action="edit"]').click()
+    content = page.locator('#message-5 textarea[name="content"]')
+    content.fill("")
+    content.type('{"location": "Tok')
+    diagnostic = page.locator('#diagnostics [data-code="E-BODY-CONSTRAINT-VIOLATION"]')
+    expect(diagnostic).to_have_count(1)
+    expect(page.locator("#message-5-badge")).to_contain_text("error")
+    screenshot("live-error")
+    # The textarea was not replaced: the text, the focus and the caret are where they were.
+    expect(content).to_have_value('{"location": "Tok')
+    expect(content).to_be_focused()
+    assert content.evaluate("el => el.selectionStart") == len('{"location": "Tok')
+    content.type('yo"}')
+    expect(diagnostic).to_have_count(0)
+    expect(page.locator("#message-5-badge")).to_contain_text("no problems")
+    page.locator('#message-5 [data-action="save"]').click()
+    expect(page.locator("article#message-5")).to_be_visible()
+    assert stored(weather).canonical().messages[5].content == '{"location": "Tokyo"}'
+    assert console_errors == []
+
+
+def test_apply_a_quick_fix(page, live_server, team, console_errors):
+    dataset, users = team
+    transcript = create_transcript(
+        dataset, text=CALL_WITHOUT_ID, spec="openchatml-2.2", author=users["ann"]
+    )
+    log_in(page, live_server)
+    open_annotator(page, live_server, transcript)
+    missing = page.locator('#diagnostics [data-code="E-CALL-ID-MISSING"]')
+    expect(missing).to_have_count(2)
+    page.locator('#diagnostics [data-action="fix"]').first.click()
+    expect(page.locator("#version-label")).to_have_text("version 2")
+    expect(missing).to_have_count(1)
+    assert "call_id=call_1" in stored(transcript).source_text
+    assert console_errors == []
+
+
+def test_insert_move_and_delete(page, live_server, weather, screenshot, console_errors):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    page.locator('#message-2 [data-action="insert"]').click()
+    new = page.locator("form.new-message")
+    new.locator('textarea[name="content"]').fill("And in Osaka?")
+    new.locator('input[name="role"]').fill("user")
+    new.locator('[data-action="save"]').click()
+    expect(page.locator("article#message-3 .body")).to_have_text("And in Osaka?")
+
+    page.locator('#message-3 [data-action="move-up"]').click()
+    expect(page.locator("article#message-2 .body")).to_have_text("And in Osaka?")
+
+    page.locator('#message-2 [data-action="delete"]').click()
+    expect(page.locator("#toast")).to_contain_text("deleted")
+    expect(page.locator("article#message-2 .body")).to_have_text("What's the weather in Tokyo?")
+    screenshot("deleted")
+    page.locator('#toast [data-action="undo"]').click()
+    expect(page.locator("article#message-2 .body")).to_have_text("And in Osaka?")
+    assert len(stored(weather).canonical().messages) == 9
+    assert console_errors == []
+
+
+def test_raw_mode_refuses_a_fatal_error_then_saves_a_draft(
+    page, live_server, weather, screenshot, console_errors
+):
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/transcripts/{weather.pk}/source/")
+    source = page.locator("#source-text")
+    source.press("Control+End")
+    source.type("\n<|start|><|message|>who am I?<|end|>")
+    expect(page.locator('#diagnostics [data-code="E-PARSE-ROLE-MISSING"]')).to_have_count(1)
+    expect(page.locator(".gutter li.has-error")).to_have_count(1)
+    screenshot("raw-live")
+    page.locator('[data-action="save"]').click()
+    expect(page.locator(".refusal")).to_contain_text("Not saved")
+    expect(source).to_have_value(
+        stored(weather).source_text + "\n<|start|><|message|>who am I?<|end|>"
+    )
+    page.locator('[data-action="save-draft"]').click()
+    expect(page.locator(".flash")).to_contain_text("status: draft")
+    saved = stored(weather)
+    assert saved.status == "draft" and saved.error_count >= 1
+    screenshot("raw-saved")
+    assert console_errors == []
+
+
+def test_two_people_edit_the_same_message_and_nothing_is_lost(browser, live_server, weather):
+    pages = {}
+    for name in ("ann", "bob"):
+        context = browser.new_context(viewport={"width": 1280, "height": 800})
+        pages[name] = context.new_page()
+        log_in(pages[name], live_server, name)
+        open_annotator(pages[name], live_server, weather)
+        pages[name].locator('#message-2 [data-action="edit"]').click()
+    pages["ann"].locator('#message-2 textarea[name="content"]').fill("Ann's question")
+    pages["bob"].locator('#message-2 textarea[name="content"]').fill("Bob's question")
+    pages["ann"].locator('#message-2 [data-action="save"]').click()
+    expect(pages["ann"].locator("#version-label")).to_have_text("version 2")
+
+    bob = pages["bob"]
+    bob.locator('#message-2 [data-action="save"]').click()
+    conflict = bob.locator("[data-conflict]")
+    expect(conflict).to_be_visible()
+    expect(conflict.locator('[data-side="theirs"]')).to_contain_text("Ann's question")
+    expect(conflict.locator('[data-side="mine"]')).to_contain_text("Bob's question")
+    conflict.scroll_into_view_if_needed()
+    SCREENSHOTS.mkdir(exist_ok=True)
+    bob.screenshot(path=str(SCREENSHOTS / "test_editor-conflict-view.png"), full_page=True)
+    bob.locator('[data-action="apply-mine"]').click()
+    expect(bob.locator("article#message-2 .body")).to_have_text("Bob's question")
+    saved = stored(weather)
+    assert saved.version == 3
+    assert saved.canonical().messages[2].content == "Bob's question"
+    ann_revision = saved.revisions.get(number=2).snapshot["transcript"]["messages"][2]
+    assert ann_revision["content"] == "Ann's question"
+
+
+def test_a_keyboard_only_edit(page, live_server, weather, console_errors):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    page.locator("body").click(position={"x": 5, "y": 300})
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#shortcuts")).to_be_hidden()
+    for _ in range(3):
+        page.keyboard.press("j")
+    expect(page.locator("article#message-2")).to_have_class(re.compile("current"))
+    page.keyboard.press("e")
+    content = page.locator('#message-2 textarea[name="content"]')
+    expect(content).to_be_focused()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Typed with j (not a shortcut while typing)")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("article#message-2 .body")).to_have_text(
+        "Typed with j (not a shortcut while typing)"
+    )
+    # Esc cancels an edit without saving.
+    page.locator("article#message-2").focus()
+    page.keyboard.press("e")
+    page.locator('#message-2 textarea[name="content"]').type(" more")
+    page.keyboard.press("Escape")
+    expect(page.locator("article#message-2 .body")).to_have_text(
+        "Typed with j (not a shortcut while typing)"
+    )
+    assert stored(weather).version == 2
+    assert console_errors == []
+
+
+def test_a_2000_message_transcript_scrolls_to_its_last_message(
+    page, live_server, team, console_errors
+):
+    dataset, users = team
+    messages = [
+        formats.Message(role="user" if n % 2 == 0 else "assistant", content=f"Message number {n}")
+        for n in range(2000)
+    ]
+    text = formats.serialize(formats.Transcript(spec="chatml", messages=messages))
+    long = create_transcript(dataset, text=text, spec="chatml", author=users["ann"])
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/transcripts/{long.pk}/?audience=annotator")
+    expect(page.locator("article#message-0")).to_be_visible(timeout=1000)
+    assert page.locator("#message-list article").count() == 50
+    last = page.locator("article#message-1999")
+    for _ in range(200):
+        if last.count():
+            break
+        page.mouse.wheel(0, 20000)
+        page.wait_for_timeout(50)
+    expect(last).to_contain_text("Message number 1999")
+    last.locator('[data-action="edit"]').click()
+    page.locator('#message-1999 textarea[name="content"]').fill("The very last one")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("article#message-1999 .body")).to_have_text("The very last one")
+    assert console_errors == []
+
+
+def test_phone_width_keeps_the_page_inside_the_screen(page, live_server, weather, screenshot):
+    page.set_viewport_size({"width": 390, "height": 844})
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    expect(page.get_by_role("button", name="Log out")).to_be_in_viewport()
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    screenshot("phone")
