@@ -14,6 +14,7 @@ maintained, allow-list based).
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -97,12 +98,49 @@ def plain_paragraphs(text: str) -> SafeString:
 
 def pretty_json_body(text: str) -> str | None:
     """``text`` indented by two spaces when the whole body is one JSON object or array (and not
-    huge); None otherwise, including JSON nested too deep for the parser."""
+    huge); None otherwise, including JSON nested too deep for the parser.
+
+    Only the whitespace between tokens changes: numbers, escapes and repeated keys stay as
+    written (``1.10`` is not shown as ``1.1``, nor ``{"a": 1, "a": 2}`` as ``{"a": 2}``), since
+    annotators judge what the model wrote, not what Python would make of it.
+    """
     stripped = text.strip()
     if len(stripped) > JSON_SIZE_LIMIT or stripped[:1] not in ("{", "["):
         return None
     try:
-        value = json.loads(stripped)
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        json.loads(stripped)
     except (ValueError, RecursionError):
         return None
+    return _reindented(stripped)
+
+
+# A JSON string (unrolled, so linear), one punctuation character, or a number/true/false/null.
+JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^\s"{}\[\],:]+')
+OPENERS, CLOSERS = ("{", "["), ("}", "]")
+INDENT = "  "
+
+
+def _reindented(valid_json: str) -> str:
+    """``valid_json`` laid out as ``json.dumps(indent=2)`` lays it out, tokens copied verbatim."""
+    tokens = JSON_TOKEN.findall(valid_json)
+    out: list[str] = []
+    depth = 0
+    previous = None
+    for token in tokens:
+        if token in CLOSERS and previous in OPENERS:  # an empty container stays `{}` / `[]`
+            depth -= 1
+            out[-1] = previous + token
+        elif token in OPENERS:
+            depth += 1
+            out.append(token + "\n" + INDENT * depth)
+        elif token in CLOSERS:
+            depth -= 1
+            out.append("\n" + INDENT * depth + token)
+        elif token == ",":
+            out.append(",\n" + INDENT * depth)
+        elif token == ":":
+            out.append(": ")
+        else:
+            out.append(token)
+        previous = token
+    return "".join(out)

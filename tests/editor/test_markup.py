@@ -153,6 +153,24 @@ def test_other_bodies_are_not_json(body):
     assert pretty_json_body(body) is None
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"a": [1, "é", {}, [], {"b": null}], "c": "q\\"uote\\\\", "d": [[]], "e": {"f": []}}',
+        '{"s": "a,b:{c}[d]", "t": true, "f": false, "n": -0.5}',
+        "[[[[1]]]]",
+    ],
+)
+def test_the_layout_is_the_one_json_dumps_gives(body):
+    assert pretty_json_body(body) == json.dumps(json.loads(body), indent=2, ensure_ascii=False)
+
+
+def test_numbers_escapes_and_repeated_keys_stay_as_written():
+    assert pretty_json_body('{"n":1.10,"big":1e400,"a":1,"a":2,"u":"\\u00e9"}') == (
+        '{\n  "n": 1.10,\n  "big": 1e400,\n  "a": 1,\n  "a": 2,\n  "u": "\\u00e9"\n}'
+    )
+
+
 def test_deeply_nested_json_is_not_json_rather_than_an_error():
     assert pretty_json_body("[" * 100_000 + "]" * 100_000) is None
 
