@@ -80,9 +80,9 @@ def reread(transcript: Transcript, source_text: str | None) -> Transcript:
 
 
 def _has_sources(transcript: Transcript) -> bool:
-    return all(
-        m.source is not None and m.source.spec == transcript.spec for m in transcript.messages
-    )
+    """Every message is as the reader made it: its ``source`` describes it. (An edited message
+    may carry a neighbour's source for layout, which says nothing about its own grouping.)"""
+    return all(m.is_unchanged_from(transcript.spec) for m in transcript.messages)
 
 
 def file_messages(transcript: Transcript) -> list[list[int]]:

@@ -409,3 +409,10 @@ def test_the_files_own_messages_win_over_how_the_serializer_would_group_them():
     from_text = display_turns(canonical, rendered, source_text=SPLIT_BY_THE_AUTHOR)
     assert [(turn.number, turn.indices) for turn in from_text] == [(1, [0]), (2, [1]), (3, [2])]
     assert [turn.indices for turn in display_turns(canonical, rendered)] == [[0], [1, 2]]
+
+
+def test_an_edited_message_does_not_inherit_the_grouping_of_the_source_it_carries():
+    transcript = parsed(SPLIT_BY_THE_AUTHOR, "openai-messages")
+    transcript.messages[1].content = "Edited."  # keeps its source, no longer what it describes
+    turns = display_turns(transcript, render(transcript, ANNOTATOR))
+    assert [turn.indices for turn in turns] == [[0], [1, 2]]  # as the file will be written
