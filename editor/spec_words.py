@@ -163,6 +163,8 @@ def _sharegpt_words(message: Message, item: RenderedItem, context: PartContext) 
 
 
 def _ocm_json_words(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The 2.2 §10 keys, or the 2.0 ones when the document is 2.0. The variant is the reader's
+    (``layout``); a transcript read without its text is taken as 2.2, as the writer does."""
     if context.transcript.layout.get("variant") == V20:
         return _ocm_json_20_words(message, item, context)
     if _plain_analysis(message) and len(context.group) > 1 and message is context.group[0]:
