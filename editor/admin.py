@@ -1,12 +1,17 @@
 """Admin pages: browse and fix datasets and memberships; inspect transcripts and history.
 
-Transcript content is read-only here: every change must go through ``editor.storage``
-(version check, revision), which the admin's plain ``save()`` would bypass.
+Transcripts, their messages and their revisions are strictly read-only here (no add, change
+or delete, not even the bulk "delete selected" action): every change to them must go
+through ``editor.storage`` (version check, revision, soft delete), which the admin's plain
+``save()`` and ``delete()`` would bypass. Each transcript links to its page in the app, where
+editing, delete and restore go through the domain.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
 from editor.models import (
     ApiToken,
@@ -49,47 +54,60 @@ class MembershipAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user", "dataset"]
 
 
-class MessageInline(admin.TabularInline):
-    model = Message
-    extra = 0
-    can_delete = False
-    fields = ["index", "role", "channel", "recipient", "name", "call_id", "end", "content"]
-    readonly_fields = fields
+class ViewOnly:
+    """Shown, never written: with no add, change or delete permission Django's admin renders
+    the change page read-only, answers 403 to any POST and offers no delete action."""
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
-class RevisionInline(admin.TabularInline):
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class MessageInline(ViewOnly, admin.TabularInline):
+    model = Message
+    extra = 0
+    fields = ["index", "role", "channel", "recipient", "name", "call_id", "end", "content"]
+    readonly_fields = fields
+
+
+class RevisionInline(ViewOnly, admin.TabularInline):
     model = Revision
     extra = 0
-    can_delete = False
     fields = ["number", "kind", "author", "created_at", "note"]
     readonly_fields = fields
     show_change_link = True
 
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-
-READ_ONLY_TRANSCRIPT_FIELDS = [
-    "spec", "header", "attrs", "source_text", "source_is_exact", "version", "diagnostics",
-    "error_count", "warning_count", "deleted_at", "deleted_by", "created_at", "updated_at",
-    "created_by", "updated_by",
-]  # fmt: skip
-
 
 @admin.register(Transcript)
-class TranscriptAdmin(admin.ModelAdmin):
+class TranscriptAdmin(ViewOnly, admin.ModelAdmin):
     list_display = [
         "__str__", "dataset", "spec", "status", "version", "error_count", "warning_count",
-        "is_deleted", "updated_at",
+        "is_deleted", "updated_at", "app_link",
     ]  # fmt: skip
     list_filter = ["dataset", "spec", "status", ("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["title", "external_id"]
     list_select_related = ["dataset"]
-    readonly_fields = READ_ONLY_TRANSCRIPT_FIELDS
+    fields = [
+        "app_link", "dataset", "title", "external_id", "spec", "status", "version", "header",
+        "attrs", "metadata", "source_text", "source_is_exact", "diagnostics", "error_count",
+        "warning_count", "deleted_at", "deleted_by", "created_at", "created_by", "updated_at",
+        "updated_by",
+    ]  # fmt: skip
+    readonly_fields = fields
     inlines = [MessageInline, RevisionInline]
+
+    @admin.display(description="In the workbench")
+    def app_link(self, transcript: Transcript) -> str:
+        # The app's page, where edits, delete and restore keep version and revision history.
+        return format_html(
+            '<a href="{}">Open, edit, delete or restore</a>',
+            reverse("transcript", args=[transcript.pk]),
+        )
 
     def get_queryset(self, request):
         # Deleted transcripts too: the admin is where one looks for them.
@@ -101,18 +119,12 @@ class TranscriptAdmin(admin.ModelAdmin):
 
 
 @admin.register(Revision)
-class RevisionAdmin(admin.ModelAdmin):
+class RevisionAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["transcript", "number", "kind", "author", "created_at", "note"]
     list_filter = ["kind"]
     search_fields = ["transcript__title", "transcript__external_id", "note"]
     list_select_related = ["transcript", "author"]
     readonly_fields = ["transcript", "number", "kind", "author", "created_at", "note", "snapshot"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(ImportTask)

@@ -1,6 +1,9 @@
 import json
 
 from django import template
+from django.utils.safestring import SafeString
+
+from editor.markup import pretty_json_body, render_markdown
 
 register = template.Library()
 
@@ -9,3 +12,15 @@ register = template.Library()
 def pretty_json(value) -> str:
     """A JSON value as indented text (for headers and metadata shown to humans)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """A message body as sanitized HTML (editor.markup.render_markdown)."""
+    return render_markdown(text or "")
+
+
+@register.filter
+def json_body(text: str) -> str | None:
+    """A body that is one JSON object or array, indented; None for any other body."""
+    return pretty_json_body(text or "")
