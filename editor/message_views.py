@@ -26,7 +26,6 @@ from .storage import ConflictError, InvalidContent, NotAllowed, StorageError
 from .transcript_page import (
     end_choices,
     form_fields,
-    message_card,
     ordered_diagnostics,
     transcript_view,
 )
@@ -117,7 +116,7 @@ def transcript_detail(request, pk):
 
 def _list_context(view, through_page: int) -> dict:
     """The messages section with pages 0..``through_page`` and a loader for the next."""
-    context = {"view": view, "cards": view.pages_through(through_page)}
+    context = {"view": view, "turns": view.pages_through(through_page)}
     if view.source is not None:
         context["segments"] = source_segments(view)
     if through_page + 1 < view.page_count:
@@ -126,7 +125,7 @@ def _list_context(view, through_page: int) -> dict:
 
 
 def _page_context(context: dict, view, page: int) -> dict:
-    context = {**context, "view": view, "cards": view.page(page)}
+    context = {**context, "view": view, "turns": view.page(page)}
     if page + 1 < view.page_count:
         context["next_page"] = page + 1
     return context
@@ -159,7 +158,7 @@ def _card_response(request, transcript, index, audience, *, extra: dict | None =
     context.update(extra or {})
     if not request.htmx:
         return redirect(_page_url(transcript, audience, index))
-    context["card"] = message_card(transcript, index, audience)
+    context["card"] = transcript_view(transcript, audience).card(index)
     context["message_index"] = index
     return render(request, TEMPLATE + "#message-saved", context, status=status)
 

@@ -7,16 +7,16 @@ message's diagnostics and names the editor's form fields in the transcript's own
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass, field
 
 from editor import formats
 from editor.formats.pairing import pair_calls
-from editor.formats.render import ANNOTATOR, END_USER, RenderedItem, render
+from editor.formats.render import END_USER, RenderedItem, render
 
 from .models import Transcript
+from .presentation import display_turns
 
 PAGE_SIZE = 50
 
@@ -88,9 +88,10 @@ END_LABELS_BY_SPEC = {
 
 @dataclass
 class MessageCard:
-    """One message as the page shows it."""
+    """One canonical message as the page shows it."""
 
     item: RenderedItem
+    badges: tuple = ()  # (label, value) in the spec's own words (editor.spec_words)
     answers: int | None = None  # a reply: the index of the call it answers
     replies: list[int] = field(default_factory=list)  # a call: the indexes of its replies
     errors: int = 0
@@ -99,6 +100,20 @@ class MessageCard:
     @property
     def index(self) -> int:
         return self.item.index
+
+
+@dataclass
+class TurnView:
+    """One message of the file: one card, or several where the spec's file message holds
+    several canonical ones (an OpenAI assistant message with reasoning and tool calls)."""
+
+    number: int  # 1-based, among the file's messages
+    role: str  # as the file writes it
+    cards: list[MessageCard]
+
+    @property
+    def grouped(self) -> bool:
+        return len(self.cards) > 1
 
 
 @dataclass
@@ -111,32 +126,40 @@ class FormField:
 
 @dataclass
 class TranscriptView:
-    """The rendered transcript cut into cards; ``page(n)`` gives one page of them."""
+    """The rendered transcript as turns of cards; ``page(n)`` gives one page of turns."""
 
     transcript: Transcript
     audience: str
-    cards: list[MessageCard]
+    turns: list[TurnView]
     source: str | None = None
     spans: tuple = ()
 
     @property
     def page_count(self) -> int:
-        return max(1, -(-len(self.cards) // PAGE_SIZE))
+        return max(1, -(-len(self.turns) // PAGE_SIZE))
 
-    def page(self, number: int) -> list[MessageCard]:
-        return self.cards[number * PAGE_SIZE : (number + 1) * PAGE_SIZE]
+    def page(self, number: int) -> list[TurnView]:
+        return self.turns[number * PAGE_SIZE : (number + 1) * PAGE_SIZE]
 
-    def pages_through(self, number: int) -> list[MessageCard]:
-        return self.cards[: (number + 1) * PAGE_SIZE]
+    def pages_through(self, number: int) -> list[TurnView]:
+        return self.turns[: (number + 1) * PAGE_SIZE]
 
     def page_holding(self, index: int) -> int:
         """The page on which message ``index`` is shown (or would be, were it visible)."""
-        position = next((n for n, c in enumerate(self.cards) if c.index >= index), 0)
+        position = next(
+            (n for n, turn in enumerate(self.turns) if turn.cards[-1].index >= index), 0
+        )
         return position // PAGE_SIZE
+
+    def card(self, index: int) -> MessageCard | None:
+        return next(
+            (card for turn in self.turns for card in turn.cards if card.index == index), None
+        )
 
 
 def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
-    """``transcript`` rendered for ``audience`` (which the caller checked the user may see)."""
+    """``transcript`` rendered for ``audience`` (which the caller checked the user may see),
+    in turns as its file has them."""
     canonical = formats.Transcript(
         spec=transcript.spec,
         header=transcript.header,
@@ -146,30 +169,22 @@ def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
     rendered = render(canonical, audience, source_text=transcript.source_text or None)
     pairs = pair_calls(canonical.messages) if audience != END_USER else {}
     counts = _diagnostic_counts(transcript.diagnostics) if audience != END_USER else {}
-    cards = [_card(item, pairs, counts) for item in rendered.items]
-    return TranscriptView(transcript, audience, cards, rendered.source, rendered.spans)
+    turns = [
+        TurnView(
+            turn.number,
+            turn.role,
+            [_card(part.item, part.badges, pairs, counts) for part in turn.parts],
+        )
+        for turn in display_turns(canonical, rendered, source_text=transcript.source_text)
+    ]
+    return TranscriptView(transcript, audience, turns, rendered.source, rendered.spans)
 
 
-def message_card(transcript: Transcript, index: int, audience: str) -> MessageCard | None:
-    """The card of one message alone (None when ``audience`` does not see it): rendering
-    one message does not need the others, except to link calls and replies."""
-    messages = transcript.stored_messages()
-    one = formats.Transcript(
-        spec=transcript.spec, header=transcript.header, messages=[messages[index]]
-    )
-    items = render(one, END_USER if audience == END_USER else ANNOTATOR).items
-    if not items:
-        return None
-    item = dataclasses.replace(items[0], index=index)
-    pairs = pair_calls(messages) if audience != END_USER else {}
-    counts = _diagnostic_counts(transcript.diagnostics) if audience != END_USER else {}
-    return _card(item, pairs, counts)
-
-
-def _card(item: RenderedItem, pairs: dict[int, int], counts: dict) -> MessageCard:
+def _card(item: RenderedItem, badges, pairs: dict[int, int], counts: dict) -> MessageCard:
     index = item.index
     return MessageCard(
         item,
+        badges=badges,
         answers=pairs.get(index),
         replies=sorted(reply for reply, call in pairs.items() if call == index),
         errors=counts.get((index, "error"), 0),
@@ -220,8 +235,6 @@ def end_choices(spec: str) -> list[tuple[str, str]]:
     return list(labels.items())
 
 
-TOKEN_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2", "openchatml-json", "harmony"})
-JSON_CHAT_SPECS = frozenset({"openai-messages", "sharegpt"})
 MARKDOWN_CHANNELS = (None, "final")
 
 
@@ -236,50 +249,3 @@ def body_kind(item: RenderedItem) -> str:
     ):
         return "markdown"
     return "text"
-
-
-def card_badges(item: RenderedItem, spec: str) -> list[tuple[str, str]]:
-    """A message's fields as (label, value) badges in ``spec``'s own words: token names for
-    Harmony and 2.x, ``tool_calls``/``reasoning`` for chat JSON, none of the other's."""
-    if spec in JSON_CHAT_SPECS:
-        return _chat_json_badges(item)
-    out: list[tuple[str, str]] = []
-    if spec in TOKEN_SPECS:
-        pairs = [
-            ("channel", item.channel),
-            ("to=", item.recipient),
-            ("call_id", item.call_id),
-            ("intent", item.intent),
-            ("content type", item.content_type),
-            ("<|constrain|>", item.constrain),
-        ]
-        out += [(label, value) for label, value in pairs if value]
-        if item.end in ("call", "return"):
-            out.append((f"<|{item.end}|>", ""))
-    else:
-        if item.recipient:
-            out.append(("function", item.recipient))
-        if item.call_id:
-            out.append(("call id", item.call_id))
-        if item.content_type:
-            out.append(("format" if spec.startswith("mms") else "content type", item.content_type))
-        if item.end == "return" and spec.startswith("mms"):
-            out.append(("end_turn", ""))
-    if item.end is None:
-        out.append(("cut off (no terminator)", ""))
-    return out
-
-
-def _chat_json_badges(item: RenderedItem) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    if item.channel == "analysis":
-        out.append(("reasoning", ""))
-    if item.recipient and item.end == "call":
-        out.append(("tool_calls", item.recipient.removeprefix("functions.")))
-        if item.call_id:
-            out.append(("id", item.call_id))
-    elif item.call_id:
-        out.append(("tool_call_id", item.call_id))
-    if item.end is None:
-        out.append(("cut off", ""))
-    return out

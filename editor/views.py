@@ -5,7 +5,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from .exporting import export_dataset
@@ -166,13 +166,23 @@ def transcript_history(request, pk):
     return render(request, "editor/history.html", _history_context(request, transcript))
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def revision_restore(request, pk, number):
+    """GET asks for confirmation (what would change); POST restores."""
     try:
         transcript = _history_transcript(request, pk)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     revision = get_object_or_404(transcript.revisions, number=number)
+    if request.method == "GET":
+        current = transcript.revisions.filter(number=transcript.version).first()
+        context = {
+            "transcript": transcript,
+            "revision": revision,
+            "diff": diff_revisions(current, revision) if current else None,
+            "can_restore": transcript.dataset.can_edit(request.user),
+        }
+        return render(request, "editor/restore_confirm.html", context)
     try:
         restored = restore_revision(
             revision,

@@ -2,17 +2,11 @@
 
 from django import template
 
-from editor.transcript_page import PAGE_SIZE, body_kind, card_badges
+from editor.transcript_page import PAGE_SIZE, body_kind
 
 register = template.Library()
 
 MIN_ROWS, MAX_ROWS = 3, 24
-
-
-@register.filter
-def badges(card, spec: str) -> list[tuple[str, str]]:
-    """A message's fields as (label, value) badges, in ``spec``'s words."""
-    return card_badges(card.item, spec)
 
 
 @register.filter(name="body_kind")
@@ -31,14 +25,3 @@ def rows_for(text: str) -> int:
 def page_start(page: int) -> int:
     """The index of the first message on ``page``."""
     return page * PAGE_SIZE
-
-
-# Stand-ins until the markup module lands (plain, escaped text).
-@register.filter
-def markdown(text: str) -> str:
-    return text
-
-
-@register.filter
-def json_body(text: str) -> str:
-    return text

@@ -5,7 +5,7 @@
   "use strict";
 
   const TYPING = "input, textarea, select, [contenteditable=''], [contenteditable='true']";
-  const MESSAGE = "#message-list > .message, #message-list > article";
+  const MESSAGE = "#message-list .message";
   const TOKEN = /<\|[A-Za-z0-9_.:\-]{1,40}\|>/g;
 
   const byId = (id) => document.getElementById(id);

@@ -61,9 +61,11 @@ def console_errors(page):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on(
         "console",
-        lambda m: errors.append(m.text)
-        if m.type == "error" and not m.text.startswith("Failed to load resource")
-        else None,
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
     )
     return errors
 

@@ -40,6 +40,9 @@ def test_compare_then_restore(live_server, page, edited, screenshot):
     expect(diff.locator(".add")).to_have_text("+Canberra.")
     screenshot("diff")
 
+    page.get_by_role("link", name="Restore revision 1…").click()
+    expect(page.locator('[data-confirm="restore"]')).to_contain_text("message #1 changed")
+    screenshot("confirm")
     page.get_by_role("button", name="Restore revision 1").click()
     expect(page.locator(".flash")).to_contain_text("Revision 1 restored as version 3")
     expect(page.locator("tr[data-revision]")).to_have_count(3)

@@ -65,3 +65,21 @@ def test_viewer_may_not_see_old_states(client, edited, viewer):
 def test_outsider_gets_404(client, edited, outsider):
     client.force_login(outsider)
     assert client.get(f"/transcripts/{edited.pk}/history/").status_code == 404
+
+
+def test_restore_asks_for_confirmation_first(client, edited, annotator, viewer):
+    client.force_login(annotator)
+    html = client.get(f"/transcripts/{edited.pk}/history/", {"from": 1, "to": 2}).content.decode()
+    assert (
+        'data-action="restore"' in html
+        and '<form method="post"'
+        not in html.split('data-action="restore"')[0].rsplit("Revisions", 1)[-1]
+    )
+    confirm = client.get(f"/transcripts/{edited.pk}/revisions/1/restore/")
+    page = confirm.content.decode()
+    assert confirm.status_code == 200
+    assert 'data-action="confirm-restore"' in page and "message #1 changed" in page
+    edited.refresh_from_db()
+    assert edited.version == 2  # asking changes nothing
+    client.force_login(viewer)
+    assert client.get(f"/transcripts/{edited.pk}/revisions/1/restore/").status_code == 403
