@@ -173,11 +173,21 @@ def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
         TurnView(
             turn.number,
             turn.role,
-            [_card(part.item, part.badges, pairs, counts) for part in turn.parts],
+            [
+                _card(part.item, _badges(part.badges, len(turn.parts)), pairs, counts)
+                for part in turn.parts
+            ],
         )
         for turn in display_turns(canonical, rendered, source_text=transcript.source_text)
     ]
     return TranscriptView(transcript, audience, turns, rendered.source, rendered.spans)
+
+
+def _badges(badges: tuple, parts: int) -> tuple:
+    """A part's badges; a lone part needs no "content" badge to say which field it is."""
+    if parts == 1:
+        return tuple(b for b in badges if not (b.label == "content" and b.value is None))
+    return badges
 
 
 def _card(item: RenderedItem, badges, pairs: dict[int, int], counts: dict) -> MessageCard:
