@@ -11,8 +11,8 @@ import json
 import re
 from typing import Any
 
-from .json_support import LENIENT, repair
-from .scanner import TOKEN_RE
+from .codecs.json_support import LENIENT, repair
+from .codecs.scanner import TOKEN_RE
 
 SNIFF_LIMIT = 65536
 BOM = "\ufeff"

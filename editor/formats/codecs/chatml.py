@@ -13,11 +13,11 @@ reports E-STREAM-TRUNCATED when a stream stops inside a message).
 
 from __future__ import annotations
 
-from .diagnostics import Diagnostics
-from .model import END, Transcript
+from ..diagnostics import Diagnostics
+from ..model import END, Transcript
+from ..specs import Codec
 from .openchatml2 import MESSAGE, START, Dialect, parse_document, serialize_document
 from .scanner import token
-from .specs import Codec
 
 END_MESSAGE = "end_message"
 

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from .diagnostics import Diagnostics
+from ..diagnostics import Diagnostics
 
 try:  # libyaml is several times faster; the pure-Python loader behaves the same
     from yaml import CSafeLoader as _SafeLoader

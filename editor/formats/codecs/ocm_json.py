@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..diagnostics import Diagnostics
+from ..model import CALL, END, TERMINATORS, Message, Transcript, stamp
+from ..specs import Codec
 from . import json_support as js
-from .diagnostics import Diagnostics
-from .model import CALL, END, TERMINATORS, Message, Transcript, stamp
-from .specs import Codec
 
 SPEC = "openchatml-json"
 V20, V22 = "2.0", "2.2"

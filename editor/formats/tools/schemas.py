@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .bodytext import logical_text
-from .model import Transcript
+from ..codecs.bodytext import logical_text
+from ..model import Transcript
 from .typescript import parse_namespaces
 
 FUNCTIONS_PREFIX = "functions."

@@ -17,11 +17,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from . import v01body
-from .openchatml01 import JSON_CHECKS
-from .toolschemas import collect, qualified
-from .validate_calls import check_arguments
-from .validate_context import Context, closes_turn, insert_fix
+from ..codecs import v01body
+from ..codecs.openchatml01 import JSON_CHECKS
+from ..tools.schemas import collect, qualified
+from .calls import check_arguments
+from .context import Context, closes_turn, insert_fix
 
 V01_ROLES = frozenset({"system", "tool", "user", "assistant"})
 V01_SEGMENT_ROLES = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..diagnostics import Diagnostics
+from ..model import CALL, END, RETURN, Message, Transcript, stamp_span
+from ..specs import Codec
 from . import json_support as js
-from .diagnostics import Diagnostics
-from .model import CALL, END, RETURN, Message, Transcript, stamp_span
 from .scanner import UNKNOWN, scan, token
-from .specs import Codec
 
 SPEC = "mms"
 TOKENS_SPEC = "mms-tokens"

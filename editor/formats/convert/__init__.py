@@ -2,8 +2,8 @@
 
     convert(transcript, to) = serialize(map_transcript(transcript, to))
 
-``map_transcript`` is canonical → canonical: ``convert_hub.lift`` reads the source into hub
-messages (2.2 semantics, logical text), ``convert_lower.lower`` writes them for the target and
+``map_transcript`` is canonical → canonical: ``hub.lift`` reads the source into hub
+messages (2.2 semantics, logical text), ``lower.lower`` writes them for the target and
 lists every loss. The mapping tables live in those two modules' docstrings and in
 docs/formats.md. Converting to the transcript's own spec is a
 no-op: the same text, no losses.
@@ -11,10 +11,10 @@ no-op: the same text, no losses.
 
 from __future__ import annotations
 
-from .convert_hub import Loss, lift
-from .convert_lower import lower
-from .model import Transcript
-from .specs import SPEC_IDS, UnknownSpec
+from ..model import Transcript
+from ..specs import SPEC_IDS, UnknownSpec
+from .hub import Loss, lift
+from .lower import lower
 
 __all__ = ["Loss", "convert", "map_transcript"]
 
@@ -30,7 +30,7 @@ def map_transcript(transcript: Transcript, to: str) -> tuple[Transcript, list[Lo
 
 def convert(transcript: Transcript, to: str) -> tuple[str, list[Loss]]:
     """The ``to`` text of ``transcript`` and what it could not carry."""
-    from . import serialize
+    from .. import serialize
 
     mapped, losses = map_transcript(transcript, to)
     return serialize(mapped, to), losses

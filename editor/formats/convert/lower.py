@@ -1,4 +1,4 @@
-"""Write hub messages (see ``convert_hub``) for a target spec, reporting every loss.
+"""Write hub messages (see ``convert.hub``) for a target spec, reporting every loss.
 
 What each target can hold (a field outside its row is dropped and reported):
 
@@ -37,9 +37,15 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ..codecs.bodytext import written_text
+from ..codecs.jsonformats import declared_functions, tool_recipient
+from ..codecs.scanner import TOKEN_RE
+from ..codecs.v01body import THOUGHT_KINDS, thought_text
+from ..model import CALL, END, RETURN, Message, Transcript
+from ..tools.typescript import parse_namespaces
+from ..validate.context import is_builtin, is_call, is_reply, reply_tool
 from . import harmony_prompt
-from .bodytext import written_text
-from .convert_hub import (
+from .hub import (
     CURRENT_DATE,
     GENERATED_ID,
     REASONING_EFFORT,
@@ -52,12 +58,6 @@ from .convert_hub import (
     generation_settings,
     qualified,
 )
-from .jsonformats import declared_functions, tool_recipient
-from .model import CALL, END, RETURN, Message, Transcript
-from .scanner import TOKEN_RE
-from .typescript import parse_namespaces
-from .v01body import THOUGHT_KINDS, thought_text
-from .validate_context import is_builtin, is_call, is_reply, reply_tool
 
 OCM22, OCM20, HARMONY, OCM_JSON = "openchatml-2.2", "openchatml-2.0", "harmony", "openchatml-json"
 OPENAI, SHAREGPT, CHATML, CHATML_JSON = "openai-messages", "sharegpt", "chatml", "chatml-json"
@@ -110,7 +110,7 @@ ONE_TERMINATOR = frozenset({CHATML, CHATML_JSON, OPENAI, SHAREGPT, V01})
 # message) cannot be written (v0.1 and mms-tokens read a missing terminator as truncation).
 NO_OPEN_MESSAGE = frozenset({OPENAI, SHAREGPT, MMS, MMS_TOKENS, V01})
 MMS_DEFAULT_FORMAT = "markdown"
-CONTEXT = "context"  # attrs mark of a user message that was an MMS context (convert_hub)
+CONTEXT = "context"  # attrs mark of a user message that was an MMS context (convert.hub)
 LAST_END_TURN_LOSS = (
     "<|end|> written as <|end_turn|> (mms-tokens has no complete last message without it)"
 )
@@ -318,7 +318,7 @@ class _Lowering:
             self.loss(index, "role", f"user message named {m.name} written as a context message")
             m.role = "context"
         elif m.role == "system" and m.name in CHATML_EXAMPLES and to in (CHATML, CHATML_JSON):
-            m.role, m.name = f"system:{m.name}", None  # the few-shot roles (convert_hub)
+            m.role, m.name = f"system:{m.name}", None  # the few-shot roles (convert.hub)
         elif m.role == "developer" and to in (CHATML, CHATML_JSON, V01, SHAREGPT):
             self.loss(index, "role", f"developer written as system ({to} has no developer role)")
             m.role = "system"
@@ -583,7 +583,7 @@ class _Lowering:
         return {}
 
     def prompt_settings(self) -> dict[str, Any]:
-        """The ``generation_settings`` a gpt-oss system message states (see ``convert_hub``)."""
+        """The ``generation_settings`` a gpt-oss system message states (see ``convert.hub``)."""
         settings = generation_settings(self.hub.header)
         return {key: settings[key] for key in PROMPT_SETTINGS if key in settings}
 
@@ -609,7 +609,7 @@ class _Lowering:
         if self.to == OPENAI and tools:
             attrs["tools"] = tools
         if self.to == SHAREGPT and tools:
-            # a JSON-encoded string, as ShareGPT datasets store it (toolschemas reads both)
+            # a JSON-encoded string, as ShareGPT datasets store it (tools.schemas reads both)
             attrs["tools"] = json.dumps(tools, ensure_ascii=False)
         if self.to in (OPENAI, SHAREGPT):
             return

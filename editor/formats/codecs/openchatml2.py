@@ -25,9 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..diagnostics import Diagnostics, Edit, Fix
+from ..model import CALL, END, RETURN, Message, Transcript, stamp_span
+from ..specs import Codec
 from . import header as yaml_header
-from .diagnostics import Diagnostics, Edit, Fix
-from .model import CALL, END, RETURN, Message, Transcript, stamp_span
 from .scanner import (
     ESCAPE,
     LITERAL,
@@ -39,7 +40,6 @@ from .scanner import (
     TokenStream,
     token,
 )
-from .specs import Codec
 
 # Token names (the text between `<|` and `|>`).
 START = "start"

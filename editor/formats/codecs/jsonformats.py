@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..diagnostics import Diagnostics
+from ..model import CALL, Message, Transcript, stamp
+from ..specs import Codec
+from ..validate.context import is_builtin
 from . import json_support as js
 from .chatml_json import CODECS as CHATML_JSON_CODECS
-from .diagnostics import Diagnostics
-from .model import CALL, Message, Transcript, stamp
 from .ocm_json import CODECS as OCM_JSON_CODECS
-from .specs import Codec
-from .validate_context import is_builtin
 
 OPENAI = "openai-messages"
 SHAREGPT = "sharegpt"

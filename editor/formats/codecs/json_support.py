@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .diagnostics import Diagnostics, Edit, Fix
-from .model import Transcript
+from ..diagnostics import Diagnostics, Edit, Fix
+from ..model import Transcript
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
 # How deep the walk keeps offsets: document → message list → message → field.

@@ -3,7 +3,7 @@
 Only OpenChatML 2.2 distinguishes the two (§3): a body may write a control token as text with
 the ``<<|`` escape or inside a ``<|literal|>…<|endliteral|>`` block. Every other spec's body is
 its logical text; in those, control-token text cannot be written at all (it would be read as
-a token), so conversion reports it (``convert_lower``).
+a token), so conversion reports it (``convert.lower``).
 """
 
 from __future__ import annotations

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .bodytext import logical_text
-from .diagnostics import Diagnostic, Diagnostics, Edit, Fix
-from .model import CALL, RETURN, Message, Transcript
-from .scanner import token
-from .toolschemas import qualified
+from ..codecs.bodytext import logical_text
+from ..codecs.scanner import token
+from ..diagnostics import Diagnostic, Diagnostics, Edit, Fix
+from ..model import CALL, RETURN, Message, Transcript
+from ..tools.schemas import qualified
 
 BUILTIN_PREFIXES = ("browser.",)
 BUILTIN_NAMES = frozenset({"browser", "python"})

@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..diagnostics import Diagnostics, Edit, Fix
+from ..model import END, Message, Transcript, stamp
+from ..specs import Codec
 from . import json_support as js
-from .diagnostics import Diagnostics, Edit, Fix
-from .model import END, Message, Transcript, stamp
-from .specs import Codec
 
 SPEC = "chatml-json"
 START, MESSAGE, END_MESSAGE = "<|start|>", "<|message|>", "<|end_message|>"

@@ -29,10 +29,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from .model import CALL, RETURN, Message
-from .scanner import token
-from .toolschemas import ToolSchema, collect, qualified
-from .validate_context import (
+from ..codecs.scanner import token
+from ..model import CALL, RETURN, Message
+from ..tools.schemas import ToolSchema, collect, qualified
+from .context import (
     Context,
     closes_turn,
     insert_fix,

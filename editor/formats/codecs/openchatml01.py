@@ -20,11 +20,11 @@ import re
 from bisect import bisect_left
 from typing import Any
 
+from ..diagnostics import Diagnostics, Edit, Fix
+from ..model import END, Message, Transcript, stamp_span
+from ..specs import Codec
 from . import v01body
-from .diagnostics import Diagnostics, Edit, Fix
-from .model import END, Message, Transcript, stamp_span
 from .scanner import UNKNOWN, Token, scan, token
-from .specs import Codec
 
 SPEC = "openchatml-0.1"
 BOS = "[BOS]"

@@ -22,11 +22,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import v01body
-from .bodytext import OCM22, logical_text
-from .model import Message, Transcript
-from .scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, scan
-from .validate_context import is_call
+from ..codecs import v01body
+from ..codecs.bodytext import OCM22, logical_text
+from ..codecs.scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, scan
+from ..model import Message, Transcript
+from ..validate.context import is_call
 from .visibility import V01, visibility
 
 END_USER = "end_user"
@@ -160,7 +160,7 @@ def render(
 
 def _source_of(transcript: Transcript) -> str:
     """The transcript's own text; its canonical JSON when no serializer is available."""
-    from . import serialize
+    from .. import serialize
 
     try:
         return serialize(transcript)

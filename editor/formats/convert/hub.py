@@ -3,7 +3,7 @@
 A hub message is a canonical ``Message`` in OpenChatML 2.2 semantics with its *logical*
 content (no ``<<|`` escapes), paired with the index of the source message it came from, so
 that every loss names the message the user wrote. ``lift`` turns any spec into hub messages
-without losing anything but layout; ``convert_lower`` then writes them for the target.
+without losing anything but layout; ``convert.lower`` then writes them for the target.
 
 Lifting (source → hub):
 
@@ -35,11 +35,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from . import harmony_prompt, v01body
-from .bodytext import logical_text
-from .model import CALL, END, RETURN, SEMANTIC_FIELDS, Message, Transcript
-from .toolschemas import declared_tools, function_list_tools
-from .typescript import parse_namespaces
+from ..codecs import v01body
+from ..codecs.bodytext import logical_text
+from ..model import CALL, END, RETURN, SEMANTIC_FIELDS, Message, Transcript
+from ..tools.schemas import declared_tools, function_list_tools
+from ..tools.typescript import parse_namespaces
+from . import harmony_prompt
 
 FUNCTIONS = "functions."
 GENERATED_ID = "call_{}"
@@ -56,7 +57,7 @@ MMS_ROLES = {"platform": "system"}
 CONTEXT = "context"
 MMS_DEFAULT_FORMAT = "markdown"
 COT_MARKER = "<|start_{}|>"
-# attrs of a lifted v0.1 system message (convert_lower reports them for every other target)
+# attrs of a lifted v0.1 system message (convert.lower reports them for every other target)
 V01_FLAGS = "v01_flags"  # thought-block flags the prompt carried, e.g. ["reflect", "reason"]
 V01_LIST_INLINE = "v01_function_list_inline"  # prose followed the function list
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import RETURN
-from .scanner import token
-from .validate_context import Context, insert_fix, is_builtin, is_call, is_reply
+from ..codecs.scanner import token
+from ..model import RETURN
+from .context import Context, insert_fix, is_builtin, is_call, is_reply
 
 HEADER_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2"})
 CHANNEL_SPECS = HEADER_SPECS | {"harmony", "openchatml-json"}

@@ -27,10 +27,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from . import v01body
-from .bodytext import logical_text
-from .model import CALL, Message, Transcript
-from .validate_context import is_call, is_reply
+from ..codecs import v01body
+from ..codecs.bodytext import logical_text
+from ..model import CALL, Message, Transcript
+from ..validate.context import is_call, is_reply
 
 V01 = "openchatml-0.1"
 SHAREGPT_ROLES = {"human": "user", "gpt": "assistant"}
