@@ -73,3 +73,10 @@ def test_openapi_schema_and_docs_are_served(client_in):
     assert schema.status_code == 200
     assert "/api/v1/formats/parse" in schema.json()["paths"]
     assert client_in.get("/api/v1/docs").status_code == 200
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe"])
+def test_unreadable_json_is_a_422_invalid_request(client_in, body):
+    response = client_in.post("/api/v1/formats/parse", body, content_type="application/json")
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid-request"
