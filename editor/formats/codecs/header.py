@@ -47,13 +47,30 @@ TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 HSPACE = " \t\r"
 
 
-class _HeaderLoader(_SafeLoader):
-    """The safe loader without implicit timestamps: dates stay the strings that were written."""
+# Every level of YAML nesting takes one of these characters ("[", "{", "- ", "? ", or a
+# "key:" indented further). libyaml's composer recurses in C, where 30 000 levels overflow
+# the stack and kill the process; the pure-Python one recurses in Python and stops with a
+# RecursionError. A header with more indicators than this goes to the Python loader.
+NESTING_INDICATORS = "[{-?:"
+MAX_INDICATORS_FOR_LIBYAML = 2_000
 
-    yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != TIMESTAMP_TAG]
-        for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
+
+def _without_timestamps(loader: type) -> type:
+    """``loader`` without implicit timestamps: dates stay the strings that were written."""
+    resolvers = {
+        first: [(tag, regexp) for tag, regexp in found if tag != TIMESTAMP_TAG]
+        for first, found in loader.yaml_implicit_resolvers.items()
     }
+    return type(f"Header{loader.__name__}", (loader,), {"yaml_implicit_resolvers": resolvers})
+
+
+_HeaderLoader = _without_timestamps(_SafeLoader)
+_DeepHeaderLoader = _without_timestamps(yaml.SafeLoader)
+
+
+def _loader_for(text: str):
+    indicators = sum(text.count(char) for char in NESTING_INDICATORS)
+    return (_HeaderLoader if indicators <= MAX_INDICATORS_FOR_LIBYAML else _DeepHeaderLoader)(text)
 
 
 class HeaderSpan(NamedTuple):
@@ -145,7 +162,7 @@ def read_header(src: str, sink: Diagnostics) -> Header:
 def load_yaml(src: str, start: int, end: int, sink: Diagnostics) -> dict[str, Any]:
     """The mapping written in ``src[start:end]``; {} (and E-PARSE-HEADER) when there is none."""
     text = src[start:end]
-    loader = _HeaderLoader(text)
+    loader = _loader_for(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -171,7 +188,10 @@ def load_yaml(src: str, start: int, end: int, sink: Diagnostics) -> dict[str, An
         problem = error.problem or error.context or "malformed YAML"
         sink.add("E-PARSE-HEADER", offset, f"Malformed YAML header: {problem}")
         return {}
-    except (yaml.YAMLError, RecursionError, ValueError) as error:
+    except RecursionError:
+        sink.add("E-PARSE-HEADER", start, "The YAML header nests too deep to be read")
+        return {}
+    except (yaml.YAMLError, ValueError) as error:
         sink.add("E-PARSE-HEADER", start, f"Malformed YAML header: {error}")
         return {}
     finally:

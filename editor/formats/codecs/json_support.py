@@ -18,6 +18,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostics, Edit, Fix
 from ..model import Transcript
+from . import json_depth
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
 # How deep the walk keeps offsets: document → message list → message → field.
@@ -65,7 +66,7 @@ def read_value(text: str, pos: int, decoder: json.JSONDecoder, depth: int = WALK
         return _read_array(text, pos, decoder, depth)
     if depth > 0 and opener == "{":
         return _read_object(text, pos, decoder, depth)
-    value, end = decoder.raw_decode(text, pos)
+    value, end = json_depth.raw_decode(decoder, text, pos)
     return Node(value, pos, end)
 
 
@@ -116,7 +117,7 @@ def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | N
         # keeps every offset pointing into the original text.
         text = " " + text[len(BOM) :]
     try:
-        json.loads(text)
+        json_depth.loads(text)
     except json.JSONDecodeError as err:
         if lines and err.msg == "Extra data":
             try:
@@ -143,7 +144,8 @@ def _load_repaired(
 ) -> list[Node] | None:
     candidate, edits, kinds = repair(text)
     nodes = None
-    if edits:
+    # A repair can move brackets out of strings (curly quotes become delimiters).
+    if edits and json_depth.excess_nesting(candidate) is None:
         try:
             nodes = _read_values(candidate, LENIENT)
         except json.JSONDecodeError:

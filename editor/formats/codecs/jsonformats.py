@@ -19,6 +19,7 @@ from ..diagnostics import Diagnostics
 from ..model import CALL, Message, Transcript, stamp
 from ..specs import Codec
 from ..validate.context import is_builtin
+from . import json_depth
 from . import json_support as js
 from .chatml_json import CODECS as CHATML_JSON_CODECS
 from .ocm_json import CODECS as OCM_JSON_CODECS
@@ -288,7 +289,7 @@ def tool_call_object(message: Message) -> dict[str, Any]:
     arguments: Any = message.content
     if message.attrs.get("arguments_json"):
         try:
-            arguments = js.json.loads(message.content)
+            arguments = json_depth.loads(message.content)
         except ValueError:
             arguments = message.content
     call: dict[str, Any] = {}
@@ -368,7 +369,7 @@ def sharegpt_message(node: js.Node, index: int, sink: Diagnostics) -> Message | 
 
 def _call_name(value: str) -> str | None:
     try:
-        call = js.json.loads(value)
+        call = json_depth.loads(value)
     except ValueError:
         return None
     name = call.get("name") if isinstance(call, dict) else None

@@ -15,7 +15,6 @@ docs/formats.md.
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_left
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from ..diagnostics import Diagnostics, Edit, Fix
 from ..model import END, Message, Transcript, stamp_span
 from ..specs import Codec
-from . import v01body
+from . import json_depth, v01body
 from .scanner import UNKNOWN, Token, scan, token
 
 SPEC = "openchatml-0.1"
@@ -295,7 +294,7 @@ def _function_part(part: v01body.Part, item: dict[str, Any]) -> None:
     value = part.value
     if part.kind == "function_list":
         try:
-            value = json.loads(part.text)
+            value = json_depth.loads(part.text)
         except ValueError:
             value = None
     if value is None:

@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import json_depth
 from .scanner import scan, token
 
 THOUGHT_KINDS = ("reflect", "introspect", "reason")
@@ -50,6 +51,8 @@ def _json_prefix(text: str) -> tuple[Any, int]:
     """The JSON value at the start of ``text`` (after whitespace) and where it ends; (None, 0)
     when there is none."""
     stripped = len(text) - len(text.lstrip())
+    if json_depth.excess_nesting(text) is not None:
+        return None, 0
     try:
         value, end = json.JSONDecoder().raw_decode(text, stripped)
     except ValueError:

@@ -35,7 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..codecs import v01body
+from ..codecs import json_depth, v01body
 from ..codecs.bodytext import logical_text
 from ..model import CALL, END, RETURN, SEMANTIC_FIELDS, Message, Transcript
 from ..tools.schemas import declared_tools, function_list_tools
@@ -301,7 +301,7 @@ def _lift_sharegpt(transcript: Transcript, hub: Hub) -> None:
         out = _copy(m)
         if m.end == CALL:
             try:
-                value = json.loads(m.content)
+                value = json_depth.loads(m.content)
             except ValueError:
                 value = None
             if isinstance(value, dict) and "arguments" in value:

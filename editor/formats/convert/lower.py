@@ -37,6 +37,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ..codecs import json_depth
 from ..codecs.bodytext import written_text
 from ..codecs.jsonformats import declared_functions, tool_recipient
 from ..codecs.scanner import TOKEN_RE
@@ -496,7 +497,7 @@ class _Lowering:
     def sharegpt_call(self, m: Message, index: int) -> str:
         """A ShareGPT ``function_call`` turn's value: ``{"name": …, "arguments": …}``."""
         try:
-            arguments = json.loads(m.content)
+            arguments = json_depth.loads(m.content)
         except ValueError:
             arguments = m.content
         else:
@@ -522,7 +523,7 @@ class _Lowering:
             return thought_text("reason", self.body(m.content, index))
         if is_call(m):
             try:
-                arguments = json.loads(m.content)
+                arguments = json_depth.loads(m.content)
             except ValueError:
                 self.loss(index, "content", "call arguments are not JSON; written as a JSON string")
                 arguments = m.content
@@ -531,7 +532,7 @@ class _Lowering:
             return "<|function_call|>\n" + self.body(json.dumps(call, ensure_ascii=False), index)
         if m.role == "tool" and m.name:
             try:
-                content = json.loads(m.content)
+                content = json_depth.loads(m.content)
             except ValueError:
                 content = m.content
             if not isinstance(content, str):

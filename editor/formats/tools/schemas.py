@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..codecs import json_depth
 from ..codecs.bodytext import logical_text
 from ..model import Transcript
 from .typescript import parse_namespaces
@@ -64,6 +65,8 @@ def json_values(text: str) -> list[Any]:
 
 def _json_run(text: str) -> tuple[list[Any], str]:
     """``json_values`` and the text after them (from the first thing that is not JSON)."""
+    if json_depth.excess_nesting(text) is not None:
+        return [], text
     decoder = json.JSONDecoder()
     values = []
     pos = 0

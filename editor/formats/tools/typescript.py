@@ -22,10 +22,11 @@ becomes the empty schema ``{}`` (anything goes) and parsing resumes after it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..codecs import json_depth
 
 # One lexer pass with a non-backtracking alternation: comments, strings, numbers, words,
 # the arrow, and single punctuation characters. Anything else is skipped.
@@ -110,7 +111,7 @@ def _comment_text(raw: str) -> str:
 
 def _json_or_string(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json_depth.loads(text)
     except ValueError:
         return text
 

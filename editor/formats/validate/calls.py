@@ -29,6 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from ..codecs import json_depth
 from ..codecs.scanner import token
 from ..model import CALL, RETURN, Message
 from ..tools.schemas import ToolSchema, collect, qualified
@@ -226,7 +227,7 @@ def _return_only_on_final(ctx: Context) -> None:
 
 def _json_object(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json_depth.loads(text)
     except ValueError:
         return None
 
@@ -264,7 +265,7 @@ def _constraints(ctx: Context) -> None:
             continue
         logical = ctx.logical(m)
         try:
-            json.loads(logical)
+            json_depth.loads(logical)
         except json.JSONDecodeError as err:
             base = ctx.body_offset(i)
             # The JSON error position is exact only when the body is written as read.
