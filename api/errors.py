@@ -55,5 +55,12 @@ def install_error_handlers(api: NinjaAPI) -> None:
 
     @api.exception_handler(HttpError)
     def on_http_error(request, exc: HttpError):
+        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):
+            # django-ninja answers a body it cannot read (not JSON, not UTF-8) with a bare 400;
+            # to a client it is one more request that does not fit the schema.
+            details = [{"loc": ["body"], "msg": str(exc.__cause__), "type": "json_invalid"}]
+            return error_response(
+                api, request, 422, "invalid-request", "The request body is not JSON.", details
+            )
         code = getattr(exc, "code", "http-error")
         return error_response(api, request, exc.status_code, code, str(exc))

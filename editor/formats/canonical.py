@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .codecs.openchatml01 import SPEC as V01
+from .codecs.openchatml01 import message_parts
 from .diagnostics import Diagnostic
 from .model import Message, Transcript
-from .openchatml01 import SPEC as V01
-from .openchatml01 import message_parts
 
 DIAGNOSTIC_FIELDS = ("code", "severity", "message", "line", "column", "offset", "message_index")
 

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from . import parse, serialize
 from .canonical import dumps
@@ -49,6 +50,18 @@ def read_input(path: str) -> str:
         raise CliError(f"{path}: not UTF-8 (invalid byte at offset {err.start})") from None
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 error``, ``2 errors``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def installed_version() -> str:
+    try:
+        return version("ocm-workbench")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
 def format_diagnostic(path: str, diagnostic: Diagnostic) -> str:
     return f"{path}:{diagnostic.line}:{diagnostic.column}: {diagnostic.severity} {diagnostic.code}: {diagnostic.message}"
 
@@ -78,8 +91,8 @@ def cmd_validate(args: argparse.Namespace, out, err) -> int:
         out.write(format_diagnostic(args.file, diagnostic) + "\n")
     errors = sum(d.severity == ERROR for d in diagnostics)
     err.write(
-        f"{args.file}: {transcript.spec}, {len(transcript.messages)} messages, {errors} errors, "
-        f"{len(diagnostics) - errors} other diagnostics\n"
+        f"{args.file}: {transcript.spec}, {counted(len(transcript.messages), 'message')}, "
+        f"{counted(errors, 'error')}, {counted(len(diagnostics) - errors, 'other diagnostic')}\n"
     )
     return FAILED if errors else OK
 
@@ -117,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ocm", description="Chat transcript specs: detect, parse, validate, convert, render."
     )
+    parser.add_argument("--version", action="version", version=f"ocm {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(name: str, handler, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
@@ -140,7 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--from", dest="source", choices=SPEC_IDS, help="the input's spec (detected when omitted)"
     )
     render = command("render", cmd_render, "print FILE as an audience sees it")
-    render.add_argument("--audience", choices=AUDIENCES, default="end_user")
+    render.add_argument(
+        "--audience",
+        choices=AUDIENCES,
+        default="end_user",
+        help="who reads it: end_user sees what a chat user sees, annotator everything with "
+        "hidden parts marked, debug the raw source (default: %(default)s)",
+    )
     return parser
 
 

@@ -27,6 +27,15 @@ editor and the API can apply.
 Codes from the OpenChatML 2.2 error taxonomy (§14) keep their names; the others follow
 their style. `ocm parse` and `ocm validate` exit 1 when any error is reported.
 
+Limits, so that no input exhausts the stack: JSON nested deeper than 128 levels of `[` and
+`{` (serde_json's default limit) is refused with `E-PARSE-JSON` ("nested deeper than 128
+levels", at the bracket that goes too deep) when it is the document, and is treated as not
+JSON when it is a body, call arguments or a tool list (`E-BODY-CONSTRAINT-VIOLATION` where
+the body must be JSON); a YAML header nested deeper than Python's recursion limit is an
+`E-PARSE-HEADER`; a TypeScript tool signature reads types 64 levels deep and leaves deeper
+ones unconstrained (`{}`). An integer longer than Python converts (4300 digits) is an
+`E-PARSE-JSON` as well.
+
 | code | severity | meaning |
 |---|---|---|
 """

@@ -11,8 +11,9 @@ import json
 import re
 from typing import Any
 
-from .json_support import LENIENT, repair
-from .scanner import TOKEN_RE
+from .codecs import json_depth
+from .codecs.json_support import LENIENT, repair
+from .codecs.scanner import TOKEN_RE
 
 SNIFF_LIMIT = 65536
 BOM = "\ufeff"
@@ -149,7 +150,7 @@ JSON_LINES = object()
 
 def _decode(text: str) -> Any:
     try:
-        return json.loads(text)
+        return json_depth.loads(text)
     except json.JSONDecodeError as err:
         if err.msg == "Extra data":
             return _decode_lines(text)
@@ -157,7 +158,7 @@ def _decode(text: str) -> Any:
     if not edits:
         return _BROKEN
     try:
-        return LENIENT.decode(candidate)
+        return json_depth.loads(candidate, LENIENT)
     except json.JSONDecodeError:
         return _BROKEN
 
@@ -166,7 +167,7 @@ def _decode_lines(text: str) -> Any:
     """JSON Lines: only the OpenChatML projection is written that way."""
     first = text[: text.find("\n")] if "\n" in text else text
     try:
-        value = json.loads(first)
+        value = json_depth.loads(first)
     except json.JSONDecodeError:
         return _BROKEN
     return JSON_LINES if isinstance(value, dict) else _BROKEN

@@ -34,11 +34,11 @@ TEXT_SPECS = frozenset(
 JSON_SPECS = frozenset(SPEC_IDS) - TEXT_SPECS
 
 _CODEC_MODULES = (
-    "editor.formats.chatml",
-    "editor.formats.openchatml2",
-    "editor.formats.openchatml01",
-    "editor.formats.mms",
-    "editor.formats.jsonformats",
+    "editor.formats.codecs.chatml",
+    "editor.formats.codecs.openchatml2",
+    "editor.formats.codecs.openchatml01",
+    "editor.formats.codecs.mms",
+    "editor.formats.codecs.jsonformats",
 )
 
 

@@ -19,11 +19,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from . import header as yaml_header
+from .codecs import header as yaml_header
+from .codecs.openchatml2 import DIALECTS, UNCLOSED_TEXT
+from .codecs.scanner import LITERAL_CLOSE
 from .diagnostics import ERROR, Diagnostic, Diagnostics, Edit, Fix
 from .model import Message, Transcript
-from .openchatml2 import DIALECTS, UNCLOSED_TEXT
-from .scanner import LITERAL_CLOSE
 from .specs import get_codec
 
 TRUNCATED = "E-STREAM-TRUNCATED"

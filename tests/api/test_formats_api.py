@@ -73,3 +73,16 @@ def test_openapi_schema_and_docs_are_served(client_in):
     assert schema.status_code == 200
     assert "/api/v1/formats/parse" in schema.json()["paths"]
     assert client_in.get("/api/v1/docs").status_code == 200
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe"])
+def test_unreadable_json_is_a_422_invalid_request(client_in, body):
+    response = client_in.post("/api/v1/formats/parse", body, content_type="application/json")
+    assert response.status_code == 422
+    assert response.json()["code"] == "invalid-request"
+
+
+@pytest.mark.parametrize("route", ["/api/v1/formats/detect", "/api/v1/formats/parse"])
+def test_deep_nesting_is_answered_not_a_500(client_in, route):
+    response = client_in.post(route, {"text": "[" * 100_000}, content_type="application/json")
+    assert response.status_code == 200

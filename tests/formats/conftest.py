@@ -7,28 +7,23 @@ invalid/<name>.expected.json  {"diagnostics": [{"code": …, "line"?: …, "colu
                               "message_index"?: …}, …]}: exactly these diagnostics of
                               severity error or warning, in order, compared on the keys given;
                               optionally "detect": false when detect() need not name <spec>.
+spec-samples/<spec>/<name>.txt examples copied verbatim from the spec texts.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-# The spec texts live beside the repository (../shared/specs), as in CI's checkout.
-SPECS_DIR = Path(
-    os.environ.get("OCM_SPECS_DIR") or Path(__file__).resolve().parents[3] / "shared" / "specs"
-)
+# Examples taken verbatim from the spec texts, one file each: the tests never read the spec
+# texts themselves, which a clone of the project does not carry.
+SPEC_SAMPLES = FIXTURES / "spec-samples"
 
 
-def spec_text(name: str) -> str:
-    path = SPECS_DIR / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing: the spec texts must be at ../shared/specs (or set OCM_SPECS_DIR)"
-        )
-    return path.read_text("utf-8")
+def spec_samples(spec: str) -> list[str]:
+    """The examples of ``spec`` copied from its spec text (``spec-samples/<spec>/*.txt``)."""
+    return [read_input(path) for path in sorted((SPEC_SAMPLES / spec).glob("*.txt"))]
 
 
 def fixture_inputs(kind: str) -> list[tuple[str, Path]]:

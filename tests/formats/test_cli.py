@@ -115,3 +115,22 @@ def test_not_utf8_exits_2():
 def test_undetectable_input_exits_1():
     done = subprocess_run("detect", "-", stdin=b"plain prose")
     assert done.returncode == 1 and b"no supported spec" in done.stderr
+
+
+def test_version_is_printed():
+    with pytest.raises(SystemExit) as exit_:
+        run("--version")
+    assert exit_.value.code == 0
+
+
+def test_render_audience_help_shows_its_default(capsys):
+    with pytest.raises(SystemExit):
+        run("render", "--help")
+    assert "(default: end_user)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_validate_summary_counts_in_singular_and_plural(tmp_path):
+    path = tmp_path / "one.txt"
+    path.write_text("<|start|>user<|message|>hi<|end|>", encoding="utf-8")
+    _, _, err = run("validate", str(path), "--spec", "openchatml-2.2")
+    assert "1 message, 0 errors, 1 other diagnostic" in err

@@ -15,13 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from editor import formats
-from editor.formats import harmony_prompt
-from editor.formats.bodytext import written_text
-from editor.formats.convert import convert, map_transcript
+from editor.formats.codecs.bodytext import written_text
+from editor.formats.codecs.openchatml01 import message_parts
+from editor.formats.convert import convert, harmony_prompt, map_transcript
 from editor.formats.model import Message, Transcript
-from editor.formats.openchatml01 import message_parts
 from editor.formats.validate import validate
-from editor.formats.validate_context import is_reply
+from editor.formats.validate.context import is_reply
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "convert"
 CASES = sorted(CORPUS.glob("*.json"))

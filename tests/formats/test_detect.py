@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from editor.formats import detect
 
-from .conftest import spec_text
-
-
-def blocks(name: str) -> list[str]:
-    parts = spec_text(name).split("```")
-    return [re.sub(r"^[a-z]*\n", "", parts[i]) for i in range(1, len(parts), 2)]
+from .conftest import spec_samples
 
 
 def test_every_v01_document_sample():
-    samples = [
-        b
-        for b in blocks("openchatml-0.1.md")
-        if "<|im_start|>" in b or "<|fim_" in b or "<|file_separator|>" in b
-    ]
-    assert len(samples) >= 10
+    samples = spec_samples("openchatml-0.1")
+    assert len(samples) == 15
     assert {detect(s) for s in samples} == {"openchatml-0.1"}
 
 
 def test_chatml_json_samples_even_though_they_are_broken_json():
-    samples = [b for b in blocks("chatml-openai.md") if b.lstrip().startswith("[")]
+    samples = spec_samples("chatml-json")
     assert len(samples) == 4
     assert {detect(s) for s in samples} == {"chatml-json"}
 

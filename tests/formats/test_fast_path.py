@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from editor.formats import openchatml2
-from editor.formats.chatml import CHATML
+from editor.formats.codecs import openchatml2
+from editor.formats.codecs.chatml import CHATML
+from editor.formats.codecs.openchatml2 import HARMONY, OCM20, OCM22, parse_document
 from editor.formats.diagnostics import Diagnostics
-from editor.formats.openchatml2 import HARMONY, OCM20, OCM22, parse_document
 
 ATTRIBUTES = [" to=functions.f", " call_id=1", " name=x", " intent=preamble", " content_type=md"]
 ODD = ["", " ", "<", "|>", "<|", "=", " to=", " x=1", " =y", "<|unknown|>", "<<|end|>", "\n"]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from editor import formats
-from editor.formats.json_support import repair
+from editor.formats.codecs.json_support import repair
 
 
 def parse(text, spec):

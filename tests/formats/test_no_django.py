@@ -13,8 +13,8 @@ import editor.formats as formats
 from editor.formats.specs import codecs
 codecs()  # imports every codec module
 import pkgutil, importlib, editor.formats as pkg
-for info in pkgutil.iter_modules(pkg.__path__):
-    importlib.import_module("editor.formats." + info.name)
+for info in pkgutil.walk_packages(pkg.__path__, "editor.formats."):
+    importlib.import_module(info.name)
 leaked = sorted(m for m in sys.modules if m == "django" or m.startswith("django."))
 assert not leaked, leaked
 print("ok")

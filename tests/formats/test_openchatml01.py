@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from editor import formats
+from editor.formats.codecs.openchatml01 import message_parts
 from editor.formats.model import Message
-from editor.formats.openchatml01 import message_parts
 
 SPEC = "openchatml-0.1"
 

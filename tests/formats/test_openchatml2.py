@@ -7,10 +7,10 @@ import time
 import pytest
 
 from editor import formats
-from editor.formats import header as yaml_header
+from editor.formats.codecs import header as yaml_header
+from editor.formats.codecs.openchatml2 import OCM22, _fast_message, _slow_message, format_message
+from editor.formats.codecs.scanner import TokenStream, unescape
 from editor.formats.diagnostics import Diagnostics
-from editor.formats.openchatml2 import OCM22, _fast_message, _slow_message, format_message
-from editor.formats.scanner import TokenStream, unescape
 
 H = "---\nversion: 2.2\n---\n"
 
@@ -185,7 +185,7 @@ def test_harmony_header_only_prompt_is_info_and_canonical_forms():
 
 
 def transcript_dialect(spec):
-    from editor.formats.openchatml2 import DIALECTS
+    from editor.formats.codecs.openchatml2 import DIALECTS
 
     return DIALECTS[spec]
 

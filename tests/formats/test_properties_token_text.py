@@ -6,9 +6,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from editor import formats
+from editor.formats.codecs.openchatml2 import DIALECTS, OCM22
+from editor.formats.codecs.scanner import escape
 from editor.formats.model import CALL, END, RETURN, Message, Transcript
-from editor.formats.openchatml2 import DIALECTS, OCM22
-from editor.formats.scanner import escape
 from editor.formats.stream import iter_messages
 
 SPECS = ("chatml", "openchatml-2.0", "openchatml-2.2", "harmony")

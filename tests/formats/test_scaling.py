@@ -32,9 +32,22 @@ def test_ten_megabytes_parse_in_about_ten_times_one_megabyte():
     assert ratio < 20, f"10 MB took {ratio:.1f}x the time of 1 MB"
 
 
+# Below this a timing is mostly noise: a sub-millisecond baseline once made a linear parse
+# look 28x slower under load. Inputs grow until the smaller one takes at least this long.
+MIN_BASELINE_SECONDS = 0.02
+
+
+def repeats_worth_timing(codec, unit: str) -> int:
+    repeats = 8_000
+    while best_time(codec, unit * repeats, runs=1) < MIN_BASELINE_SECONDS:
+        repeats *= 2
+    return repeats
+
+
 def test_pathological_inputs_stay_linear():
     codec = get_codec("openchatml-2.2")
     for unit in ("<|literal|>", "<|start|>", "<<|end|>", "<|x|>", "< | <|"):
-        small, big = unit * 8_000, unit * 80_000
-        ratio = best_time(codec, big, runs=2) / best_time(codec, small, runs=3)
-        assert ratio < 25, (unit, ratio)  # quadratic would be ~100
+        repeats = repeats_worth_timing(codec, unit)
+        small, big = unit * repeats, unit * repeats * 10
+        ratio = best_time(codec, big, runs=3) / best_time(codec, small, runs=5)
+        assert ratio < 25, (unit, repeats, ratio)  # quadratic would be ~100

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editor.formats.scanner import ESCAPE, LITERAL, UNKNOWN, escape, scan, unescape
+from editor.formats.codecs.scanner import ESCAPE, LITERAL, UNKNOWN, escape, scan, unescape
 
 VOCABULARY = frozenset(
     {"start", "channel", "message", "end", "call", "return", "constrain", "literal", "endliteral"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editor.formats import harmony_prompt
-from editor.formats.typescript import parse_namespaces
+from editor.formats.convert import harmony_prompt
+from editor.formats.tools.typescript import parse_namespaces
 
 SPEC_16_2 = """# Tools
 

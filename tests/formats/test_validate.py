@@ -20,7 +20,7 @@ from editor.formats.diagnostics import CODES
 from editor.formats.model import Message, Transcript
 from editor.formats.validate import validate
 
-from .conftest import spec_text
+from .conftest import spec_samples
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "validate"
 CASES = sorted(p for p in CORPUS.iterdir() if not p.name.endswith(".expected.json"))
@@ -103,10 +103,7 @@ def test_hand_built_transcript_positions_fall_back_to_the_start():
 
 
 def test_spec_worked_example_16_2_is_clean_apart_from_the_missing_header():
-    text = spec_text("openchatml-2.2.md")
-    start = text.index("<|start|>system<|message|>You are a helpful")
-    end = text.index("16.3")
-    example = text[start:end].strip()
+    (example,) = spec_samples("openchatml-2.2")
     assert [d.code for d in run("openchatml-2.2", example)] == ["W-HEADER-MISSING"]
 
 

@@ -119,11 +119,12 @@ class Command(BaseCommand):
         done = len(report.items)
         total = report.bytes_total
         percent = report.bytes_read * 100 // total if total else None
+        noun = "item" if done == 1 else "items"
         if percent is None:
-            line = f"{done} items read"
+            line = f"{done} {noun} read"
         else:
             filled = BAR_WIDTH * percent // 100
-            line = f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {done} items read ({percent}%)"
+            line = f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {done} {noun} read ({percent}%)"
         if self.stderr.isatty():
             self.stderr.write(f"\r{line}", style_func=plain, ending="")
             self.stderr.flush()

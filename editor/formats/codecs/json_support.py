@@ -1,0 +1,308 @@
+"""JSON plumbing shared by the JSON formats: located values, repair of broken JSON, dumping.
+
+    document = value                      ; one JSON text
+    lines    = value *(LF value)          ; JSON Lines (openchatml-json only)
+
+``json`` does the parsing; this module only walks the first levels of a document with
+``JSONDecoder.raw_decode`` so that every message (and each of its fields) keeps the offset
+it was written at, which diagnostics and the editor need. Each value is decoded once, so
+the walk is linear in the input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..diagnostics import Diagnostics, Edit, Fix
+from ..model import Transcript
+from . import json_depth
+
+WHITESPACE = re.compile(r"[ \t\n\r]*")
+# How deep the walk keeps offsets: document → message list → message → field.
+WALK_DEPTH = 3
+BOM = "\ufeff"
+
+STRICT = json.JSONDecoder()
+LENIENT = json.JSONDecoder(strict=False)  # raw control characters allowed inside strings
+
+CURLY_QUOTES = "\u201c\u201d"
+# In broken JSON: an escape pair, a quote (straight or curly), a comma, a closing bracket,
+# or a raw control character (only meaningful inside strings).
+REPAIR_RE = re.compile(r'\\.|["\u201c\u201d,\]}\x00-\x1f]', re.DOTALL)
+CLOSERS = frozenset(",:]}")
+
+
+@dataclass
+class Node:
+    """A JSON value and where it was written; ``items``/``members`` only for walked containers."""
+
+    value: Any
+    start: int
+    end: int
+    items: list[Node] | None = None
+    members: dict[str, Node] | None = None
+
+    def member(self, key: str) -> Node | None:
+        return None if self.members is None else self.members.get(key)
+
+    def at(self, key: str) -> int:
+        """Offset of member ``key`` (or of this value when it is missing)."""
+        node = self.member(key)
+        return self.start if node is None else node.start
+
+
+def _skip(text: str, pos: int) -> int:
+    return WHITESPACE.match(text, pos).end()
+
+
+def read_value(text: str, pos: int, decoder: json.JSONDecoder, depth: int = WALK_DEPTH) -> Node:
+    """value = array / object / scalar   (containers walked while ``depth`` lasts)"""
+    pos = _skip(text, pos)
+    opener = text[pos : pos + 1]
+    if depth > 0 and opener == "[":
+        return _read_array(text, pos, decoder, depth)
+    if depth > 0 and opener == "{":
+        return _read_object(text, pos, decoder, depth)
+    value, end = json_depth.raw_decode(decoder, text, pos)
+    return Node(value, pos, end)
+
+
+def _read_array(text: str, pos: int, decoder: json.JSONDecoder, depth: int) -> Node:
+    """array = "[" [value *("," value)] "]"   (the text is known to be valid JSON)"""
+    start = pos
+    items: list[Node] = []
+    pos = _skip(text, pos + 1)
+    if text[pos] == "]":
+        return Node([], start, pos + 1, items=items)
+    while True:
+        node = read_value(text, pos, decoder, depth - 1)
+        items.append(node)
+        pos = _skip(text, node.end)
+        if text[pos] == "]":
+            return Node([n.value for n in items], start, pos + 1, items=items)
+        pos += 1  # the ","
+
+
+def _read_object(text: str, pos: int, decoder: json.JSONDecoder, depth: int) -> Node:
+    """object = "{" [string ":" value *("," string ":" value)] "}"   (valid JSON)"""
+    start = pos
+    members: dict[str, Node] = {}
+    pos = _skip(text, pos + 1)
+    if text[pos] == "}":
+        return Node({}, start, pos + 1, members=members)
+    while True:
+        key, pos = json.decoder.scanstring(text, pos + 1, decoder.strict)
+        pos = _skip(text, pos) + 1  # the ":"
+        node = read_value(text, pos, decoder, depth - 1)
+        members[key] = node
+        pos = _skip(text, node.end)
+        if text[pos] == "}":
+            return Node({k: n.value for k, n in members.items()}, start, pos + 1, members=members)
+        pos = _skip(text, pos + 1)  # the ","
+
+
+def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | None:
+    """Decode ``text`` into its top-level values (one, or several for JSON Lines).
+
+    Invalid JSON gives E-PARSE-JSON at the decoder's position; when a mechanical repair
+    (curly quotes, trailing commas, raw newlines in strings) makes it valid, the
+    diagnostic carries that fix and the repaired text is used, so the caller still gets
+    the messages. Otherwise None.
+    """
+    if text.startswith(BOM):
+        # RFC 8259 §8.1 lets a parser ignore a byte order mark; a space of the same length
+        # keeps every offset pointing into the original text.
+        text = " " + text[len(BOM) :]
+    try:
+        json_depth.loads(text)
+    except json.JSONDecodeError as err:
+        if lines and err.msg == "Extra data":
+            try:
+                return _read_values(text, STRICT)
+            except json.JSONDecodeError as line_err:
+                err = line_err
+        return _load_repaired(text, sink, err, lines)
+    return [read_value(text, 0, STRICT)]
+
+
+def _read_values(text: str, decoder: json.JSONDecoder) -> list[Node]:
+    """lines = value *(whitespace value)"""
+    nodes = []
+    pos = _skip(text, 0)
+    while pos < len(text):
+        node = read_value(text, pos, decoder)
+        nodes.append(node)
+        pos = _skip(text, node.end)
+    return nodes
+
+
+def _load_repaired(
+    text: str, sink: Diagnostics, err: json.JSONDecodeError, lines: bool
+) -> list[Node] | None:
+    candidate, edits, kinds = repair(text)
+    nodes = None
+    # A repair can move brackets out of strings (curly quotes become delimiters).
+    if edits and json_depth.excess_nesting(candidate) is None:
+        try:
+            nodes = _read_values(candidate, LENIENT)
+        except json.JSONDecodeError:
+            nodes = None
+        if nodes is not None and ((len(nodes) != 1 and not lines) or not nodes):
+            nodes = None
+    fix = Fix(f"Repair the JSON: {', '.join(kinds)}", tuple(edits)) if nodes is not None else None
+    hint = f" ({fix.title[0].lower()}{fix.title[1:]})" if fix is not None else ""
+    sink.add("E-PARSE-JSON", err.pos, f"Invalid JSON: {err.msg}{hint}", fix=fix)
+    return nodes
+
+
+def repair(text: str) -> tuple[str, list[Edit], list[str]]:
+    """Mechanical repairs of hand-written JSON: the candidate text (same length) and the edits.
+
+    The candidate turns curly quotes that delimit strings into ``"`` and trailing commas
+    into spaces, so every offset still points at the original text; raw control
+    characters inside strings are left for the lenient decoder and escaped by the edits.
+    """
+    chars = list(text)
+    edits: list[Edit] = []
+    kinds: dict[str, None] = {}
+    in_string = False
+    comma = -1
+    for match in REPAIR_RE.finditer(text):
+        pos = match.start()
+        ch = match.group()
+        if in_string:
+            if ch == '"' or (ch in CURLY_QUOTES and _closes(text, pos + 1)):
+                in_string = False
+                if ch != '"':
+                    chars[pos] = '"'
+                    edits.append(Edit(pos, pos + 1, '"'))
+                    kinds["straight quotes for curly ones"] = None
+            elif len(ch) == 1 and ch < " ":
+                edits.append(Edit(pos, pos + 1, json.dumps(ch)[1:-1]))
+                kinds["escape control characters in strings"] = None
+            continue
+        if ch in CURLY_QUOTES or ch == '"':
+            in_string = True
+            comma = -1
+            if ch != '"':
+                chars[pos] = '"'
+                edits.append(Edit(pos, pos + 1, '"'))
+                kinds["straight quotes for curly ones"] = None
+        elif ch == ",":
+            comma = pos
+        elif ch in "]}":
+            if comma != -1 and not text[comma + 1 : pos].strip():
+                chars[comma] = " "
+                edits.append(Edit(comma, comma + 1, ""))
+                kinds["remove trailing commas"] = None
+            comma = -1
+    return "".join(chars), edits, list(kinds)
+
+
+def _closes(text: str, pos: int) -> bool:
+    """A curly quote ends a string when the next non-blank character is a JSON delimiter."""
+    pos = _skip(text, pos)
+    return pos >= len(text) or text[pos] in CLOSERS
+
+
+def detect_indent(text: str) -> int | str | None:
+    """The indentation the JSON text was written with: None for one line, else spaces or tab."""
+    newline = text.find("\n")
+    if newline == -1:
+        return None
+    run = re.match(r"[ \t]*", text[newline + 1 :]).group()
+    return "\t" if "\t" in run else len(run)
+
+
+DEFAULT_INDENT = 2
+
+
+def remember(transcript: Transcript, text: str, **extra: Any) -> None:
+    """Keep what a JSON serializer needs to give back ``text`` unchanged."""
+    transcript.layout.update(
+        source=text,
+        indent=detect_indent(text),
+        count=len(transcript.messages),
+        attrs=json.dumps(transcript.attrs, sort_keys=True, default=str),
+        **extra,
+    )
+
+
+def unchanged_source(transcript: Transcript, spec: str) -> str | None:
+    """The parsed text when neither the messages nor the document attrs were edited."""
+    layout = transcript.layout
+    source = layout.get("source")
+    if (
+        source is None
+        or layout.get("count") != len(transcript.messages)
+        or layout.get("attrs") != json.dumps(transcript.attrs, sort_keys=True, default=str)
+        or not all(m.is_unchanged_from(spec) for m in transcript.messages)
+    ):
+        return None
+    return source
+
+
+def dumps(value: Any, transcript: Transcript) -> str:
+    indent = (
+        transcript.layout.get("indent", DEFAULT_INDENT) if transcript.layout else DEFAULT_INDENT
+    )
+    return json.dumps(value, indent=indent, ensure_ascii=False)
+
+
+def shape_error(sink: Diagnostics, offset: int, message: str, index: int | None = None) -> None:
+    sink.add("E-PARSE-SHAPE", offset, message, message_index=index)
+
+
+def has_string_key(node: Node, key: str, what: str, index: int, sink: Diagnostics) -> bool:
+    """True when ``node`` is an object whose ``key`` is a string; else E-PARSE-SHAPE at the
+    offending value (the object, or its ``key``)."""
+    data = node.value
+    if isinstance(data, dict) and isinstance(data.get(key), str):
+        return True
+    offset = node.at(key) if isinstance(data, dict) else node.start
+    shape_error(sink, offset, f'{what} must be an object with a string "{key}"', index)
+    return False
+
+
+def tool_call_function(call: Any, node: Node, index: int, sink: Diagnostics) -> dict | None:
+    """The ``function`` object of an OpenAI-style tool call (``{"id", "type", "function":
+    {"name", "arguments"}}``), or None after E-PARSE-SHAPE at the message's ``tool_calls``."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if isinstance(function, dict) and isinstance(function.get("name"), str):
+        return function
+    shape_error(
+        sink, node.at("tool_calls"), 'A tool call needs "function": {"name", "arguments"}', index
+    )
+    return None
+
+
+def message_list(
+    node: Node, keys: tuple[str, ...], sink: Diagnostics, what: str
+) -> tuple[Node | None, dict[str, Any], str | None]:
+    """The message array of a document: a bare array, or the first of ``keys`` in an object.
+
+    Returns the array node, the document's other top-level keys, and the key used (None
+    for a bare array).
+    """
+    if isinstance(node.value, list):
+        return node, {}, None
+    if isinstance(node.value, dict):
+        for key in keys:
+            found = node.member(key)
+            if found is not None and isinstance(found.value, list):
+                others = {k: v for k, v in node.value.items() if k != key}
+                return found, others, key
+    wanted = " or ".join(f'{{"{k}": [...]}}' for k in keys)
+    shape_error(sink, node.start, f"Expected {what}: an array of messages or {wanted}")
+    return None, {}, None
+
+
+def wrap(messages: list[Any], transcript: Transcript, default_key: str) -> Any:
+    """The document around a message array, as it was parsed (bare array or an object)."""
+    key = transcript.layout.get("key", default_key) if transcript.layout else default_key
+    if key is None and not transcript.attrs:
+        return messages
+    return {**transcript.attrs, key or default_key: messages}

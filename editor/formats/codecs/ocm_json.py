@@ -1,0 +1,290 @@
+"""OpenChatML's JSON interchange projections (``openchatml-json``).
+
+    document = "[" *object "]"  /  JSON Lines of objects  /  {"messages": [...]}
+    2.2 §10:  {"role", "channel"?, "content"?, "tool_call"?: {"id", "recipient", "content_type",
+               "arguments"}, "thinking"?, "intent"?, "name"?, "recipient"?, "call_id"?,
+               "content_type"?, "end"?}
+    2.0 §10:  {"role", "thinking"?, "content"?, "tool_calls"?: [{"id", "type", "function":
+               {"name", "arguments"}}]}
+
+A 2.2 object is one message (its ``thinking`` an ``analysis`` message before it); a 2.0
+assistant object expands into ``analysis`` (thinking), ``final`` (content) and one
+``commentary`` call per tool call. The variant is read from the document (any
+``tool_calls`` array, or ``thinking`` with no ``channel`` anywhere, means 2.0) and written
+back the same way; new documents are 2.2. ``end`` is an extension: the text form has
+``<|return|>`` and the projection must not lose it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import Diagnostics
+from ..model import CALL, END, TERMINATORS, Message, Transcript, stamp
+from ..specs import Codec
+from . import json_support as js
+
+SPEC = "openchatml-json"
+V20, V22 = "2.0", "2.2"
+ANALYSIS, COMMENTARY, FINAL = "analysis", "commentary", "final"
+FUNCTIONS = "functions."
+HEADER_FIELDS = ("name", "channel", "intent", "recipient", "call_id", "content_type")
+KNOWN_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "thinking",
+        "tool_call",
+        "tool_calls",
+        "tool_call_id",
+        "to",
+        "end",
+        *HEADER_FIELDS,
+    }
+)
+EXTRA = "json"
+
+
+def parse(text: str, sink: Diagnostics) -> Transcript:
+    transcript = Transcript(spec=SPEC)
+    nodes = js.load(text, sink, lines=True)
+    if nodes is None:
+        return transcript
+    lines = len(nodes) > 1 or (isinstance(nodes[0].value, dict) and "role" in nodes[0].value)
+    if lines:
+        items, key = nodes, None
+    else:
+        array, transcript.attrs, key = js.message_list(
+            nodes[0], ("messages",), sink, "OpenChatML JSON"
+        )
+        items = array.items if array is not None else []
+    variant = _variant([n.value for n in items])
+    for index, node in enumerate(items):
+        raw = text[node.start : node.end]
+        for message in object_messages(node, index, variant, sink):
+            transcript.messages.append(stamp(message, SPEC, node.start, raw))
+    js.remember(transcript, text, key=key, variant=variant, lines=lines)
+    return transcript
+
+
+def _variant(objects: list[Any]) -> str:
+    dicts = [o for o in objects if isinstance(o, dict)]
+    if any("tool_calls" in o for o in dicts):
+        return V20
+    if any("thinking" in o for o in dicts) and not any(
+        "channel" in o or "tool_call" in o for o in dicts
+    ):
+        return V20
+    return V22
+
+
+def object_messages(node: js.Node, index: int, variant: str, sink: Diagnostics) -> list[Message]:
+    """object = {"role", …}   (see the module docstring for both variants)"""
+    data = node.value
+    if not js.has_string_key(node, "role", "A message", index, sink):
+        return []
+    role = data["role"]
+    out: list[Message] = []
+    if isinstance(data.get("thinking"), str):
+        out.append(Message(role=role, content=data["thinking"], channel=ANALYSIS))
+    fields = {k: data[k] for k in HEADER_FIELDS if isinstance(data.get(k), str)}
+    if "to" in data and "recipient" not in fields:
+        fields["recipient"] = data["to"]
+    if "tool_call_id" in data:
+        fields["call_id"] = data["tool_call_id"]
+    end = data.get("end", END)
+    if end not in TERMINATORS and end is not None:
+        js.shape_error(sink, node.at("end"), '"end" must be "end", "call", "return" or null', index)
+        end = END
+    content = data.get("content")
+    if content is not None and not isinstance(content, str):
+        js.shape_error(sink, node.at("content"), '"content" must be a string', index)
+        content = None
+    calls = _calls(data, variant, node, index, sink)
+    # `"content": ""` beside a call (as the §10 example writes content with tool_call) is no
+    # message of its own, as in Chat Completions.
+    if (content is not None and not (calls and content == "")) or not (calls or out):
+        channel = fields.get("channel", FINAL if variant == V20 and role == "assistant" else None)
+        out.append(
+            Message(role=role, content=content or "", end=end, **{**fields, "channel": channel})
+        )
+    for call in calls:
+        if variant == V22:
+            call.channel = fields.get("channel", COMMENTARY)
+            call.intent, call.name = fields.get("intent"), fields.get("name")
+            call.content_type = fields.get("content_type")
+        out.append(call)
+    extra = {k: v for k, v in data.items() if k not in KNOWN_KEYS}
+    if extra:
+        out[0].attrs[EXTRA] = extra
+    return out
+
+
+def _calls(data: dict, variant: str, node: js.Node, index: int, sink: Diagnostics) -> list[Message]:
+    role = data["role"]
+    if variant == V22:
+        call = data.get("tool_call")
+        if call is None:
+            return []
+        if not isinstance(call, dict) or not isinstance(call.get("arguments", ""), str):
+            js.shape_error(
+                sink,
+                node.at("tool_call"),
+                '"tool_call" must be {"id", "recipient", "arguments"}',
+                index,
+            )
+            return []
+        return [
+            Message(
+                role=role,
+                content=call.get("arguments", ""),
+                recipient=call.get("recipient"),
+                call_id=call.get("id"),
+                constrain=call.get("content_type"),
+                end=CALL,
+            )
+        ]
+    out = []
+    for call in data.get("tool_calls") or ():
+        function = js.tool_call_function(call, node, index, sink)
+        if function is None:
+            continue
+        name = function["name"]
+        out.append(
+            Message(
+                role=role,
+                content=str(function.get("arguments", "")),
+                channel=COMMENTARY,
+                recipient=name if name.startswith(FUNCTIONS) else FUNCTIONS + name,
+                call_id=call.get("id"),
+                constrain="json",
+                end=CALL,
+            )
+        )
+    return out
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _plain_analysis(message: Message) -> bool:
+    """An analysis message that fits in the ``thinking`` of the next object."""
+    return (
+        message.channel == ANALYSIS
+        and message.end == END
+        and not message.attrs
+        and all(
+            getattr(message, f) is None
+            for f in ("name", "intent", "recipient", "call_id", "content_type")
+        )
+    )
+
+
+def objects_22(messages: list[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    thinking: Message | None = None
+    for message in messages:
+        # A channel-less object with "thinking" would read back as the 2.0 shape (content
+        # as final), so thinking only folds into an object that states its channel.
+        if thinking is not None and (
+            message.role != thinking.role or message.channel in (ANALYSIS, None)
+        ):
+            out.append(object_22(thinking, None))
+            thinking = None
+        if _plain_analysis(message) and thinking is None:
+            thinking = message
+            continue
+        out.append(object_22(message, thinking))
+        thinking = None
+    if thinking is not None:
+        out.append(object_22(thinking, None))
+    return out
+
+
+def object_22(message: Message, thinking: Message | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role}
+    call = message.end == CALL
+    for name in HEADER_FIELDS:
+        value = getattr(message, name)
+        if value is None or (call and name in ("recipient", "call_id")):
+            continue
+        out[name] = value
+    if call:
+        tool_call: dict[str, Any] = {}
+        if message.call_id is not None:
+            tool_call["id"] = message.call_id
+        if message.recipient is not None:
+            tool_call["recipient"] = message.recipient
+        if message.constrain is not None:
+            tool_call["content_type"] = message.constrain
+        tool_call["arguments"] = message.content
+        out["tool_call"] = tool_call
+    else:
+        out["content"] = message.content
+        if message.end != END:
+            out["end"] = message.end
+    if thinking is not None:
+        out["thinking"] = thinking.content
+    for key, value in (message.attrs.get(EXTRA) or {}).items():
+        out.setdefault(key, value)
+    return out
+
+
+def _slot(message: Message) -> int:
+    if message.end == CALL:
+        return 2
+    return 0 if message.channel == ANALYSIS else 1
+
+
+def objects_20(messages: list[Message]) -> list[dict[str, Any]]:
+    groups: list[list[Message]] = []
+    for message in messages:
+        if groups and groups[-1][-1].role == message.role == "assistant":
+            last = _slot(groups[-1][-1])
+            if last < _slot(message) or last == _slot(message) == 2:
+                groups[-1].append(message)
+                continue
+        groups.append([message])
+    out = []
+    for group in groups:
+        obj: dict[str, Any] = {"role": group[0].role}
+        for message in group:
+            kind = _slot(message)
+            if kind == 0 and group[0].role == "assistant":
+                obj["thinking"] = message.content
+            elif kind == 2:
+                name = message.recipient or ""
+                function = {
+                    "name": name[len(FUNCTIONS) :] if name.startswith(FUNCTIONS) else name,
+                    "arguments": message.content,
+                }
+                obj.setdefault("tool_calls", []).append(
+                    {"id": message.call_id, "type": "function", "function": function}
+                )
+            else:
+                obj["content"] = message.content
+                if message.name is not None:
+                    obj["name"] = message.name
+                if message.call_id is not None:
+                    obj["tool_call_id"] = message.call_id
+        for key, value in (group[0].attrs.get(EXTRA) or {}).items():
+            obj.setdefault(key, value)
+        out.append(obj)
+    return out
+
+
+def serialize(transcript: Transcript) -> str:
+    source = js.unchanged_source(transcript, SPEC)
+    if source is not None:
+        return source
+    layout = transcript.layout or {}
+    variant = layout.get("variant", V22)
+    objects = objects_20(transcript.messages) if variant == V20 else objects_22(transcript.messages)
+    if layout.get("lines"):
+        return "".join(js.json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
+    return js.dumps(
+        js.wrap(objects, transcript, "messages") if layout.get("key") else objects, transcript
+    )
+
+
+CODECS = (Codec(SPEC, parse, serialize),)

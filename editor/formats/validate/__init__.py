@@ -1,0 +1,32 @@
+"""Semantic validation: the rules beyond syntax (DESIGN §2 "Validation beyond syntax").
+
+``validate(transcript, text=…)`` runs every rule that applies to the transcript's spec and
+returns the diagnostics in text order (rule order at equal offsets: header, channels and
+roles, calls, then the v0.1 / MMS rules). The rules and their codes are tabled in the docstrings of ``header``,
+``calls`` and ``legacy``. Parse diagnostics are not repeated here.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import Diagnostic
+from ..model import Transcript
+from . import calls, header, legacy
+from .context import Context
+
+V01 = "openchatml-0.1"
+MMS_SPECS = frozenset({"mms", "mms-tokens"})
+
+
+def validate(transcript: Transcript, *, text: str | None = None) -> list[Diagnostic]:
+    """Every semantic diagnostic of ``transcript``; positions refer to ``text`` when given."""
+    ctx = Context(transcript, text)
+    header.check(ctx)
+    if transcript.spec == V01:
+        legacy.check_v01(ctx)
+    elif transcript.spec in MMS_SPECS:
+        # MMS calls are tool formats answered by context messages: their own pairing rule.
+        legacy.check_mms(ctx)
+    else:
+        calls.check(ctx, hip1=header.hip1_active(ctx))
+    # In text order (stable: rule order among diagnostics at the same offset).
+    return sorted(ctx.diagnostics, key=lambda d: d.offset)

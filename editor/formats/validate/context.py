@@ -1,0 +1,161 @@
+"""What every validation rule needs: the transcript, where its parts sit in the source text,
+and a sink for diagnostics.
+
+Positions: a message parsed from ``text`` carries ``Message.source.start``; without a source
+(hand-built or edited messages) or without ``text`` the position falls back to offset 0. A
+quick fix is only offered when the message's recorded raw text is still what ``text`` holds at
+that offset, so an edit never lands on the wrong bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..codecs.bodytext import logical_text
+from ..codecs.scanner import token
+from ..diagnostics import Diagnostic, Diagnostics, Edit, Fix
+from ..model import CALL, RETURN, Message, Transcript
+from ..tools.schemas import qualified
+
+BUILTIN_PREFIXES = ("browser.",)
+BUILTIN_NAMES = frozenset({"browser", "python"})
+NON_TOOL_RECIPIENTS = frozenset({"assistant", "user", "all", "system", "developer"})
+# Where a body starts in the raw text of a message, per token format.
+BODY_OPENERS = (token("message"), token("content"))
+# Tokens that end a 2.x header; a channel, an attribute, … is inserted before the first.
+HEADER_ENDS = (token("channel"), token("constrain"), token("message"))
+
+
+def is_builtin(tool: str) -> bool:
+    return tool in BUILTIN_NAMES or tool.startswith(BUILTIN_PREFIXES)
+
+
+def is_call(message: Message) -> bool:
+    """An outgoing tool call: an assistant message addressed to a tool or ending in a call."""
+    if message.role != "assistant":
+        return False
+    recipient = message.recipient
+    return message.end == CALL or (recipient is not None and recipient not in NON_TOOL_RECIPIENTS)
+
+
+def is_reply(message: Message) -> bool:
+    role = message.role
+    return role == "tool" or role.startswith("functions.") or is_builtin(role)
+
+
+def reply_tool(message: Message) -> str | None:
+    """The tool a reply comes from: ``name=`` for ROLE=tool, the role itself otherwise."""
+    return message.name if message.role == "tool" else message.role
+
+
+def same_tool(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and qualified(a) == qualified(b)
+
+
+def is_final(message: Message) -> bool:
+    """A message the end user sees as the answer: channel final, or no channel (2.x §5)."""
+    return message.role == "assistant" and message.channel in (None, "final")
+
+
+def closes_turn(message: Message) -> bool:
+    """After this message, a call still unanswered will never be answered in its turn."""
+    return (
+        message.role == "user"
+        or (is_final(message) and not is_call(message))
+        or message.end == RETURN
+    )
+
+
+@dataclass
+class Context:
+    transcript: Transcript
+    text: str | None
+    sink: Diagnostics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sink = Diagnostics(self.text or "")
+
+    @property
+    def spec(self) -> str:
+        return self.transcript.spec
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.transcript.messages
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.sink.items
+
+    def add(
+        self,
+        code: str,
+        index: int | None,
+        message: str,
+        *,
+        offset: int | None = None,
+        fix: Fix | None = None,
+    ) -> None:
+        if offset is None:
+            offset = self.message_offset(index) if index is not None else 0
+        self.sink.add(code, offset, message, message_index=index, fix=fix)
+
+    # --- positions ------------------------------------------------------------------------
+    def raw(self, index: int) -> tuple[int, str] | None:
+        """(offset, raw text) of a parsed message whose bytes are still in ``text``."""
+        source = self.messages[index].source
+        if source is None or self.text is None:
+            return None
+        if self.text[source.start : source.start + len(source.raw)] != source.raw:
+            return None
+        return source.start, source.raw
+
+    def message_offset(self, index: int) -> int:
+        source = self.messages[index].source
+        if source is None or self.text is None:
+            return 0
+        return min(source.start, len(self.text))
+
+    def body_offset(self, index: int) -> int:
+        """Offset of the first character of the body as written, else of the message."""
+        found = self.raw(index)
+        if found is None:
+            return self.message_offset(index)
+        start, raw = found
+        content = self.messages[index].content
+        after = 0
+        for opener in BODY_OPENERS:
+            at = raw.find(opener)
+            if at != -1:
+                after = at + len(opener)
+                break
+        at = raw.find(content, after) if content else -1
+        return start + (at if at != -1 else after)
+
+    def header_end(self, index: int) -> int | None:
+        """Offset of the token that ends a 2.x message header (where to insert into it)."""
+        found = self.raw(index)
+        if found is None:
+            return None
+        start, raw = found
+        ends = [at for at in (raw.find(t) for t in HEADER_ENDS) if at != -1]
+        return start + min(ends) if ends else None
+
+    def find_in_message(self, index: int, needle: str) -> int | None:
+        found = self.raw(index)
+        if found is None:
+            return None
+        start, raw = found
+        at = raw.find(needle)
+        return None if at == -1 else start + at
+
+    def logical(self, message: Message) -> str:
+        return logical_text(self.spec, message.content)
+
+
+def replace_fix(title: str, at: int | None, old: str, new: str) -> Fix | None:
+    return None if at is None else Fix(title, (Edit(at, at + len(old), new),))
+
+
+def insert_fix(title: str, at: int | None, text: str) -> Fix | None:
+    return None if at is None else Fix(title, (Edit(at, at, text),))
