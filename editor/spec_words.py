@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from editor import formats
 from editor.formats import CALL, END, RETURN, Message, Transcript
-from editor.formats.jsonformats import (
+from editor.formats.codecs.jsonformats import (
     LEGACY_FUNCTION_ROLE,
     LEGACY_FUNCTION_ROLE_ATTR,
     OPENAI,
@@ -31,10 +31,10 @@ from editor.formats.jsonformats import (
     sharegpt_from,
     slot,
 )
-from editor.formats.mms import format_of
-from editor.formats.ocm_json import SPEC as OCM_JSON
-from editor.formats.ocm_json import V20, _plain_analysis
-from editor.formats.v01body import TEXT, THOUGHT, parts
+from editor.formats.codecs.mms import format_of
+from editor.formats.codecs.ocm_json import SPEC as OCM_JSON
+from editor.formats.codecs.ocm_json import V20, _plain_analysis
+from editor.formats.codecs.v01body import TEXT, THOUGHT, parts
 
 if TYPE_CHECKING:
     from editor.formats.render import RenderedItem

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from editor import formats
-from editor.formats.pairing import pair_calls
 from editor.formats.render import END_USER, RenderedItem, render
+from editor.formats.validate.pairing import pair_calls
 
 from .models import Transcript
 from .presentation import display_turns

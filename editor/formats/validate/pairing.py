@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import Message
-from .validate_context import closes_turn, is_call, is_reply, reply_tool, same_tool
+from ..model import Message
+from .context import closes_turn, is_call, is_reply, reply_tool, same_tool
 
 
 def pair_calls(messages: Sequence[Message]) -> dict[int, int]:
