@@ -19,7 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from . import editing, formats
 from .formats.model import SEMANTIC_FIELDS
-from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Transcript
+from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
 from .presentation import source_segments
 from .revisions import diff_snapshots, restore_revision
 from .storage import ConflictError, InvalidContent, NotAllowed, StorageError
@@ -92,7 +92,7 @@ def transcript_detail(request, pk):
     transcript = _transcript(request, pk)
     audience = request.GET.get("audience", END_USER_AUDIENCE)
     context = _base_context(request, transcript, audience)
-    context["revisions"] = transcript.revisions.select_related("author").order_by("-number")[:10]
+    context["revisions"] = Revision.objects.for_transcript(transcript)[:10]
     status = 200
     if audience not in ALL_AUDIENCES:
         context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")

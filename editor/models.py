@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 from collections import defaultdict
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from editor import formats
@@ -300,21 +302,40 @@ class Transcript(models.Model):
     def canonical(self) -> formats.Transcript:
         """The canonical transcript (without layout), built from the stored rows.
 
-        Uses prefetched messages when present (``Transcript.objects.with_messages()``).
+        Uses prefetched messages when present (``Transcript.objects.with_messages()``), else
+        reads them (``stored_messages``).
         """
+        prefetched = getattr(self, "_prefetched_objects_cache", {}).get("messages")
         return formats.Transcript(
             spec=self.spec,
             header=self.header,
-            messages=[m.to_canonical() for m in self.messages.all()],
+            messages=[m.to_canonical() for m in prefetched]
+            if prefetched is not None
+            else self.stored_messages(),
             attrs=self.attrs,
         )
 
     def stored_messages(self) -> list[formats.Message]:
-        """The canonical messages as stored now, read afresh as plain tuples (no Message
-        instances: on long transcripts, building model objects cost more than the query)."""
-        fields = Message.CANONICAL_FIELDS
-        rows = Message.objects.filter(transcript=self).order_by("index").values_list(*fields)
-        return [formats.Message(**dict(zip(fields, row, strict=True))) for row in rows]
+        """The canonical messages as stored now, read afresh as plain tuples.
+
+        No Message instances, and ``attrs`` read as text and decoded only when it holds
+        something: on long transcripts, building model objects and running the JSON field's
+        converter on thousands of empty objects cost more than the query (measured).
+        """
+        fields = [name for name in Message.CANONICAL_FIELDS if name != "attrs"]
+        rows = (
+            Message.objects.filter(transcript=self)
+            .order_by("index")
+            .annotate(attrs_text=Cast("attrs", models.TextField()))
+            .values_list(*fields, "attrs_text")
+        )
+        messages = []
+        for *values, attrs_text in rows:
+            message = formats.Message(**dict(zip(fields, values, strict=True)))
+            if attrs_text and attrs_text != "{}":
+                message.attrs = json.loads(attrs_text)
+            messages.append(message)
+        return messages
 
 
 class Message(models.Model):
@@ -372,7 +393,14 @@ class RevisionKind(models.TextChoices):
 
 class RevisionQuerySet(models.QuerySet):
     def for_transcript(self, transcript: Transcript) -> RevisionQuerySet:
-        return self.filter(transcript=transcript).select_related("author").order_by("-number")
+        """Newest first, with authors; snapshots (the whole state, large on long
+        transcripts) are read only when asked for."""
+        return (
+            self.filter(transcript=transcript)
+            .select_related("author")
+            .defer("snapshot")
+            .order_by("-number")
+        )
 
 
 class Revision(models.Model):

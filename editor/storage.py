@@ -213,8 +213,11 @@ class TranscriptContent:
             f"{error['code']} at line {error['line']}, column {error['column']}: {error['message']}"
         )
 
-    def same_as(self, transcript: Transcript) -> bool:
-        """True when storing this would not change ``transcript``'s content.
+    def same_as(
+        self, transcript: Transcript, stored: Sequence[formats.Message] | None = None
+    ) -> bool:
+        """True when storing this would not change ``transcript``'s content (``stored``: its
+        messages, when the caller has read them already).
 
         JSON specs are compared by value (re-serialized JSON may differ in whitespace);
         text specs also by their exact source text, since layout is part of what we keep.
@@ -223,7 +226,12 @@ class TranscriptContent:
             return False
         if self.spec in formats.TEXT_SPECS and transcript.source_text != self.source_text:
             return False
-        return transcript.canonical().to_dict() == self.canonical.to_dict()
+        messages = transcript.canonical().messages if stored is None else stored
+        return (
+            transcript.header == self.canonical.header
+            and transcript.attrs == self.canonical.attrs
+            and list(messages) == list(self.canonical.messages)
+        )
 
 
 def _check_spec(spec: str) -> None:
@@ -531,9 +539,12 @@ def create_transcripts(
 MESSAGE_COLUMNS = ("transcript", "index", *SEMANTIC_FIELDS)
 
 
-def _insert_messages(transcripts: Iterable[tuple[int, Sequence[formats.Message]]]) -> None:
+def _insert_messages(
+    transcripts: Iterable[tuple[int, Sequence[formats.Message]]], first_index: int = 0
+) -> None:
     """The Message rows of ``(transcript pk, canonical messages)`` pairs, as
-    ``Message.from_canonical`` fills them (no content is "", attrs a dict)."""
+    ``Message.from_canonical`` fills them (no content is "", attrs a dict); the first
+    message of each gets index ``first_index``."""
     _insert_rows(
         Message,
         MESSAGE_COLUMNS,
@@ -554,7 +565,7 @@ def _insert_messages(transcripts: Iterable[tuple[int, Sequence[formats.Message]]
                 dict(message.attrs or {}),
             )
             for transcript_id, messages in transcripts
-            for index, message in enumerate(messages)
+            for index, message in enumerate(messages, start=first_index)
         ),
     )
 
@@ -695,7 +706,8 @@ def save_transcript(
         new_title = current.title if title is None else title
         new_metadata = current.metadata if metadata is None else metadata
         new_status = current.status if status is None else status
-        content_changed = content is not None and not content.same_as(current)
+        stored = current.stored_messages() if content is not None else None
+        content_changed = content is not None and not content.same_as(current, stored)
         if (
             not content_changed
             and new_title == current.title
@@ -718,7 +730,38 @@ def save_transcript(
             note=note,
             kind=kind,
             status=new_status,
+            stored=stored,
         )
+
+
+# Past this many changed messages of a same-length edit, rewriting the rows from the first
+# change on is cheaper than one UPDATE each.
+MAX_ROW_UPDATES = 20
+
+
+def _replace_messages(
+    transcript_id: int, old: Sequence[formats.Message], new: Sequence[formats.Message]
+) -> None:
+    """Make the Message rows of ``transcript_id`` say ``new``, rewriting only what changed.
+
+    An edit of message 1,900 of 2,000 updates one row; an insertion or a deletion rewrites the
+    rows from the first change on (the indexes after it shift). Equal means equal canonical
+    fields (``formats.Message.__eq__``).
+    """
+    first = 0
+    while first < min(len(old), len(new)) and old[first] == new[first]:
+        first += 1
+    if len(old) == len(new):
+        changed = [i for i in range(first, len(new)) if old[i] != new[i]]
+        if len(changed) <= MAX_ROW_UPDATES:
+            for index in changed:
+                message = new[index]
+                values = {name: getattr(message, name) for name in SEMANTIC_FIELDS}
+                values.update(content=message.content or "", attrs=dict(message.attrs or {}))
+                Message.objects.filter(transcript_id=transcript_id, index=index).update(**values)
+            return
+    Message.objects.filter(transcript_id=transcript_id, index__gte=first).delete()
+    _insert_messages([(transcript_id, new[first:])], first_index=first)
 
 
 def _claim(pk: int, expected_version: int) -> Transcript:
@@ -732,7 +775,7 @@ def _claim(pk: int, expected_version: int) -> Transcript:
     ).update(version=expected_version + 1)
     if not claimed:
         raise refusal(pk, expected_version)
-    return Transcript.all_objects.select_related("dataset").with_messages().get(pk=pk)
+    return Transcript.all_objects.select_related("dataset").get(pk=pk)
 
 
 def refusal(pk: int, expected_version: int) -> StorageError:
@@ -761,8 +804,10 @@ def _write(
     kind: str,
     deleted: bool | None = None,
     status: str | None = None,
+    stored: Sequence[formats.Message] | None = None,
 ) -> Transcript:
-    """Store the new state of a claimed transcript (``content`` None: messages unchanged)."""
+    """Store the new state of a claimed transcript (``content`` None: messages unchanged;
+    ``stored``: its messages as they are now, when the caller read them)."""
     now = timezone.now()
     changed = ["title", "metadata", "updated_at", "updated_by"]
     if status is not None:
@@ -780,10 +825,13 @@ def _write(
         for name, value in _content_fields(content).items():
             setattr(current, name, value)
         changed += list(_content_fields(content))
-        current.messages.all().delete()
-        _insert_messages([(current.pk, content.canonical.messages)])
-        # Drop the prefetched rows so that canonical() reads the new ones.
-        current._prefetched_objects_cache.pop("messages", None)
+        _replace_messages(
+            current.pk,
+            current.stored_messages() if stored is None else stored,
+            content.canonical.messages,
+        )
+        # Drop any prefetched rows so that canonical() reads the new ones.
+        getattr(current, "_prefetched_objects_cache", {}).pop("messages", None)
     current.save(update_fields=changed)
     Revision.objects.create(
         transcript=current,

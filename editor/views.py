@@ -133,7 +133,12 @@ def _history_context(request, transcript: Transcript) -> dict:
     newest = revisions[0].number
     to_number = _int_param(request.GET.get("to"), newest)
     from_number = _int_param(request.GET.get("from"), max(to_number - 1, 1))
-    old, new = by_number.get(from_number), by_number.get(to_number)
+    chosen = (
+        {r.number: r for r in transcript.revisions.filter(number__in=(from_number, to_number))}
+        if from_number in by_number and to_number in by_number
+        else {}
+    )
+    old, new = chosen.get(from_number), chosen.get(to_number)
     return {
         "transcript": transcript,
         "revisions": revisions,

@@ -309,3 +309,25 @@ def test_source_draft_is_validated_without_saving(weather):
     check = editing.validate_source_draft(BROKEN, "openchatml-2.2")
     assert check.error_count >= 1
     assert fresh(weather).source_text == demo_texts()["openchatml-2.2"]
+
+
+def test_an_edit_rewrites_only_the_rows_that_change(weather, annotator):
+    from editor.models import Message
+
+    def row_ids():
+        return list(
+            Message.objects.filter(transcript=weather)
+            .order_by("index")
+            .values_list("pk", flat=True)
+        )
+
+    before = row_ids()
+    editing.edit_message(weather, 6, {"content": "{}"}, expected_version=1, author=annotator)
+    assert row_ids() == before  # updated in place
+
+    editing.insert_message(weather, 5, None, expected_version=2, author=annotator)
+    after_insert = row_ids()
+    assert after_insert[:6] == before[:6]  # rows before the insertion are untouched
+    assert len(after_insert) == 9
+    assert fresh(weather).canonical().messages[6].role == "user"
+    assert [m.content for m in fresh(weather).canonical().messages][7] == "{}"
