@@ -4,7 +4,7 @@ from ninja import NinjaAPI
 
 from .auth import API_AUTH
 from .errors import install_error_handlers
-from .routers import datasets, formats, imports, messages, transcripts
+from .routers import datasets, formats, imports, messages, transcripts, workflow
 
 api = NinjaAPI(
     title="OCM transcript workbench API",
@@ -22,4 +22,5 @@ api.add_router("/formats", formats.router)
 api.add_router("/", datasets.router)
 api.add_router("/", transcripts.router)
 api.add_router("/", messages.router)
+api.add_router("/", workflow.router)
 api.add_router("/", imports.router)

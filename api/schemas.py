@@ -16,6 +16,7 @@ from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
 from editor.models import Role, Status
+from editor.workflow import TRANSITIONS
 
 SpecId = Literal[tuple(formats.SPEC_IDS)]
 StatusName = Literal[tuple(Status.values)]
@@ -23,6 +24,7 @@ Audience = Literal[AUDIENCES]
 ExportFormat = Literal[tuple(f.value for f in Format)]
 OnConflictChoice = Literal[tuple(c.value for c in OnConflict)]
 RoleName = Literal[tuple(Role.values)]
+TransitionName = Literal[tuple(TRANSITIONS)]
 
 
 # --- datasets -------------------------------------------------------------------------------
@@ -233,6 +235,16 @@ class EditOut(Schema):
 class MessageOut(Schema):
     index: int
     message: dict
+
+
+class TransitionIn(VersionedIn):
+    name: TransitionName = Field(description="The workflow move (editor/workflow.py).")
+
+
+class TransitionOut(Schema):
+    name: TransitionName
+    label: str
+    target: StatusName = Field(description="The status the move leads to.")
 
 
 # --- revisions ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from editor import formats
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Status, Transcript
 
+from . import workflow
 from .storage import (
     InvalidContent,
     StorageError,
@@ -250,6 +251,24 @@ def apply_fix(
         text=text,
         spec=transcript.spec,
         note=note or f"quick fix: {fix['title']} ({code})",
+    )
+    return EditResult(saved)
+
+
+# --- review workflow ------------------------------------------------------------------------
+
+
+def apply_transition(
+    transcript: Transcript, name: str, *, expected_version: int, author, note: str = ""
+) -> EditResult:
+    """Move ``transcript`` along the workflow transition ``name`` (``editor.workflow``)."""
+    transition = workflow.check_transition(transcript, name, author)
+    saved = save_transcript(
+        transcript,
+        expected_version=expected_version,
+        author=author,
+        status=transition.target,
+        note=note or transition.label.lower(),
     )
     return EditResult(saved)
 

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from . import editing, formats
+from . import editing, formats, workflow
 from .formats.model import SEMANTIC_FIELDS
 from .models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
 from .presentation import source_segments
@@ -73,6 +73,7 @@ def _base_context(request, transcript: Transcript, audience: str) -> dict:
         "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
         "can_edit": transcript.dataset.can_edit(request.user),
         "message_count": transcript.messages.count(),
+        "transitions": workflow.allowed_transitions(transcript, request.user),
         "spec_ids": formats.SPEC_IDS,
         "can_see_all": FULL_CONTENT in allowed,
         "diagnostics": ordered_diagnostics(transcript.diagnostics)
@@ -530,6 +531,36 @@ def transcript_fix(request, pk):
         audience,
         focus=_int(request.POST.get("message_index")),
         extra={"toast": "Fixed.", "undo_revision": result.version - 1},
+    )
+
+
+@require_POST
+def transcript_transition(request, pk):
+    """Move the transcript along the review workflow (submit, approve, reject, reopen)."""
+    transcript = _transcript(request, pk)
+    audience = _audience(request)
+    name = request.POST.get("name", "")
+    try:
+        result = editing.apply_transition(
+            transcript,
+            name,
+            expected_version=_int(request.POST.get("version"), 0),
+            author=request.user,
+            note=request.POST.get("note", ""),
+        )
+    except ConflictError as conflict:
+        return _stale_list(request, transcript, audience, conflict)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        return _toast(request, refused.message, status=refused.status)
+    saved = result.transcript
+    return _list_response(
+        request,
+        saved,
+        audience,
+        focus=None,
+        extra={"toast": f"Status: {saved.get_status_display().lower()}."},
     )
 
 

@@ -26,6 +26,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from editor import formats
+from editor.errors import (
+    ConflictError,
+    InvalidContent,
+    NotAllowed,
+    StorageError,
+    TranscriptDeleted,
+    TranscriptNotFound,
+)
 from editor.formats.diagnostics import ERROR, WARNING
 from editor.formats.model import SEMANTIC_FIELDS, TERMINATORS
 from editor.formats.validate import validate
@@ -38,6 +46,7 @@ from editor.models import (
     Status,
     Transcript,
 )
+from editor.workflow import status_after_edit
 
 BATCH_SIZE = 500
 TITLE_LENGTH = Transcript._meta.get_field("title").max_length
@@ -51,65 +60,6 @@ SHORT_MESSAGE_FIELDS = (
     "content_type",
     "constrain",
 )
-
-
-class StorageError(Exception):
-    """A request the storage layer refuses, with a stable code and an HTTP status."""
-
-    code = "storage-error"
-    status = 400
-
-    def __init__(self, message: str, *, code: str | None = None, details: Any = None):
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
-        self.details = details
-
-
-class InvalidContent(StorageError):
-    code = "invalid-content"
-    status = 422
-
-
-class NotAllowed(StorageError):
-    code = "forbidden"
-    status = 403
-
-
-class TranscriptNotFound(StorageError):
-    code = "not-found"
-    status = 404
-
-
-class TranscriptDeleted(StorageError):
-    code = "transcript-deleted"
-    status = 410
-
-
-class ConflictError(StorageError):
-    """The transcript changed since ``expected_version`` was read.
-
-    Carries the current version and the current snapshot so that a UI can show the other
-    editor's version next to the user's own (which the caller still has): nothing is lost.
-    """
-
-    code = "version-conflict"
-    status = 409
-
-    def __init__(self, *, expected_version: int, current_version: int, current: dict):
-        super().__init__(
-            f"The transcript was changed by someone else (you edited version "
-            f"{expected_version}, it is now at version {current_version}).",
-            details={
-                "expected_version": expected_version,
-                "current_version": current_version,
-                "current": current,
-            },
-        )
-        self.expected_version = expected_version
-        self.current_version = current_version
-        self.current = current
 
 
 # --- content: the canonical transcript, its source text and its diagnostics ---------------
@@ -705,9 +655,12 @@ def save_transcript(
             content = None
         new_title = current.title if title is None else title
         new_metadata = current.metadata if metadata is None else metadata
-        new_status = current.status if status is None else status
         stored = current.stored_messages() if content is not None else None
         content_changed = content is not None and not content.same_as(current, stored)
+        if status is not None:
+            new_status = status
+        else:
+            new_status = status_after_edit(current.status) if content_changed else current.status
         if (
             not content_changed
             and new_title == current.title

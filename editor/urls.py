@@ -25,6 +25,11 @@ urlpatterns = [
     path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
     path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),
     path("transcripts/<int:pk>/fixes/", message_views.transcript_fix, name="transcript-fix"),
+    path(
+        "transcripts/<int:pk>/status/",
+        message_views.transcript_transition,
+        name="transcript-transition",
+    ),
     path("transcripts/<int:pk>/messages/new/", message_views.message_new, name="message-new"),
     path(
         "transcripts/<int:pk>/messages/insert/",

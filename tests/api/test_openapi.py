@@ -34,6 +34,8 @@ ROUTES = {
     ("post", "/transcripts/{pk}/fixes"): {401, 403, 404, 409, 410, 422, 428},
     ("post", "/transcripts/{pk}/source"): {401, 403, 404, 409, 410, 422, 428},
     ("post", "/transcripts/{pk}/drafts/validate"): {401, 403, 404, 410, 422},
+    ("get", "/transcripts/{pk}/transitions"): {401, 404, 410, 422},
+    ("post", "/transcripts/{pk}/transitions"): {401, 403, 404, 409, 410, 422, 428},
     ("get", "/formats/specs"): {401},
     ("post", "/formats/detect"): {401, 422},
     ("post", "/formats/parse"): {400, 401, 422},

@@ -1,0 +1,101 @@
+"""The review workflow of a transcript: its statuses and every move between them, in one table.
+
+    draft ──submit──▶ in_review ──approve──▶ approved
+      ▲                 │  ▲                    │
+      │               reject│resubmit            │ an edit of its content
+      │                 ▼  │                    ▼
+      └──reopen──── rejected          in_review (back to review)
+
+| transition | from | to | who |
+|---|---|---|---|
+| ``submit`` | draft | in_review | annotator, reviewer, curator |
+| ``resubmit`` | rejected | in_review | annotator, reviewer, curator |
+| ``approve`` | in_review | approved | reviewer, curator |
+| ``reject`` | in_review | rejected | reviewer, curator |
+| ``reopen`` | approved, rejected | draft | curator |
+
+Edits follow one rule (``status_after_edit``): a change to the content of an approved transcript
+sends it back to review, so that an export of approved data never holds content nobody
+reviewed. Saving text with errors as a draft (raw mode) makes it a draft, from any status.
+Every move is a save (``editing.apply_transition`` → ``storage.save_transcript``):
+version-checked, one revision each. This module holds the rules only; it imports no storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import NotAllowed, StorageError
+from .models import Role, Status, Transcript
+
+EDITORS = frozenset({Role.ANNOTATOR, Role.REVIEWER, Role.CURATOR})
+REVIEWERS = frozenset({Role.REVIEWER, Role.CURATOR})
+CURATORS = frozenset({Role.CURATOR})
+
+
+@dataclass(frozen=True)
+class Transition:
+    name: str
+    sources: frozenset[str]
+    target: str
+    roles: frozenset[str]
+    label: str
+
+
+TRANSITIONS: dict[str, Transition] = {
+    t.name: t
+    for t in (
+        Transition(
+            "submit", frozenset({Status.DRAFT}), Status.IN_REVIEW, EDITORS, "Submit for review"
+        ),
+        Transition("resubmit", frozenset({Status.REJECTED}), Status.IN_REVIEW, EDITORS, "Resubmit"),
+        Transition("approve", frozenset({Status.IN_REVIEW}), Status.APPROVED, REVIEWERS, "Approve"),
+        Transition("reject", frozenset({Status.IN_REVIEW}), Status.REJECTED, REVIEWERS, "Reject"),
+        Transition(
+            "reopen",
+            frozenset({Status.APPROVED, Status.REJECTED}),
+            Status.DRAFT,
+            CURATORS,
+            "Reopen as a draft",
+        ),
+    )
+}
+
+
+class TransitionRefused(StorageError):
+    """A move the workflow does not allow from the transcript's status."""
+
+    code = "transition-refused"
+    status = 409
+
+
+def status_after_edit(status: str) -> str:
+    """The status a transcript takes when its content changes: approved content that changes
+    is no longer approved."""
+    return Status.IN_REVIEW if status == Status.APPROVED else status
+
+
+def allowed_transitions(transcript: Transcript, user) -> list[Transition]:
+    """The moves ``user`` may make on ``transcript`` now (for buttons and the API)."""
+    role = transcript.dataset.role_of(user)
+    return [t for t in TRANSITIONS.values() if transcript.status in t.sources and role in t.roles]
+
+
+def check_transition(transcript: Transcript, name: str, user) -> Transition:
+    """The transition ``name`` if ``user`` may make it on ``transcript`` now; else raises
+    ``TransitionRefused`` (409: not from this status, or no such move) or ``NotAllowed``
+    (403: not for this role)."""
+    transition = TRANSITIONS.get(name)
+    if transition is None:
+        raise TransitionRefused(
+            f"No transition {name!r}; one of: {', '.join(TRANSITIONS)}.",
+            code="unknown-transition",
+        )
+    if transcript.dataset.role_of(user) not in transition.roles:
+        raise NotAllowed(f"Your role may not {name} transcripts.")
+    if transcript.status not in transition.sources:
+        raise TransitionRefused(
+            f"Cannot {name} a transcript that is {Status(transcript.status).label.lower()} "
+            f"(only from: {', '.join(sorted(Status(s).label.lower() for s in transition.sources))})."
+        )
+    return transition
