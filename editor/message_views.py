@@ -109,8 +109,11 @@ def transcript_detail(request, pk):
         page = _int(request.GET.get("page"))
         if request.htmx and page is not None:
             return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
-        upto = _int(request.GET.get("upto"), 0)
+        editing_index = _int(request.GET.get("edit"))
+        upto = _int(request.GET.get("upto"), editing_index or 0)
         context.update(_list_context(view, view.page_holding(upto) if upto else 0))
+        if editing_index is not None and context["can_edit"]:
+            context.update(_editing_context(request, transcript, editing_index))
     template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
     return render(request, template, context, status=status)
 
@@ -166,16 +169,34 @@ def _card_response(request, transcript, index, audience, *, extra: dict | None =
 
 @require_GET
 def message_edit(request, pk, index):
-    """The edit form of one message (swapped in place of its card)."""
+    """The edit form of one message (swapped in place of its card); without JavaScript, the
+    page with the form in the message's place."""
     transcript = _editable(request, pk)
     messages = transcript.stored_messages()
     if not 0 <= index < len(messages):
         raise Http404("No such message.")
+    if not request.htmx:
+        url = reverse("transcript", args=[transcript.pk])
+        return redirect(f"{url}?audience={_audience(request)}&edit={index}#message-{index}")
     return render(
         request,
         TEMPLATE + "#message-form",
         _form_context(request, transcript, index, messages[index]),
     )
+
+
+def _editing_context(request, transcript, index) -> dict:
+    """The edit form's context for message ``index``, shown in the page in its card's place."""
+    messages = transcript.stored_messages()
+    if not 0 <= index < len(messages):
+        return {}
+    return {
+        "editing_index": index,
+        "message_index": index,
+        "message": messages[index],
+        "fields": form_fields(transcript.spec, messages[index]),
+        "end_choices": end_choices(transcript.spec),
+    }
 
 
 def _form_context(request, transcript, index, message, *, new_after: int | None = None) -> dict:

@@ -284,3 +284,41 @@ def test_phone_width_keeps_the_page_inside_the_screen(page, live_server, weather
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
     screenshot("phone")
+
+
+HOSTILE = (
+    "<|start|>user name=\"><script>alert('name')</script><|message|>"
+    "<script>alert('body')</script><img src=x onerror=\"alert('img')\"><|end|>\n"
+    "<|start|>assistant to=functions.x call_id=\"'><svg/onload=alert('id')>\""
+    '<|channel|>commentary<|constrain|>json<|message|>{"a": "</pre><script>alert(\'json\')</script>"}<|call|>\n'
+    "<|start|>assistant<|channel|>final<|message|>**Bold** [click](javascript:alert('md')) "
+    "![img](https://example.invalid/x.png) <b onmouseover=alert('html')>raw</b><|return|>"
+)
+
+
+def test_hostile_markup_is_inert_in_every_editor_view(page, live_server, team, console_errors):
+    dataset, users = team
+    transcript = create_transcript(
+        dataset, text=HOSTILE, spec="openchatml-2.2", author=users["ann"], title="<i>x</i>"
+    )
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    log_in(page, live_server)
+    base = f"{live_server.url}/transcripts/{transcript.pk}/"
+    for path in ("", "?audience=annotator", "?audience=debug", "source/", "history/"):
+        page.goto(base + path)
+        page.mouse.move(300, 300)
+        page.mouse.move(400, 500)
+    page.goto(base + "?audience=annotator")
+    page.locator('#message-2 [data-action="edit"]').click()
+    page.locator('#message-2 textarea[name="content"]').type(" <script>alert('typed')</script>")
+    expect(page.locator("#message-2-badge")).not_to_be_empty()
+    page.locator('#message-2 [data-action="save"]').click()
+    expect(page.locator("article#message-2")).to_be_visible()
+    expect(page.locator("article#message-2 .body")).to_contain_text("click")
+    expect(page.locator("article#message-2 .body strong")).to_have_text("Bold")
+    assert page.locator("a[href^='javascript' i], [onerror], [onmouseover], [onload]").count() == 0
+    page.goto(base + "export/?spec=openai-messages&preview=1")
+    assert dialogs == []
+    assert console_errors == []
+    assert "<script>alert('typed')</script>" in stored(transcript).canonical().messages[2].content

@@ -398,4 +398,13 @@ def test_a_viewers_export_is_the_end_users(client, weather, viewer):
 def test_reviewers_edit_too(client, weather, viewer):
     Membership.objects.filter(user=viewer).update(role=Role.REVIEWER)
     client.force_login(viewer)
-    assert client.get(url(weather, "messages/1/edit/")).status_code == 200
+    assert client.get(url(weather, "messages/1/edit/"), headers=HX).status_code == 200
+
+
+def test_without_javascript_edit_opens_the_page_with_the_form_in_place(as_annotator, weather):
+    response = as_annotator.get(url(weather, "messages/2/edit/"), {"audience": "annotator"})
+    assert response.status_code == 302
+    assert response["Location"].endswith("edit=2#message-2")
+    html = as_annotator.get(response["Location"]).content.decode()
+    assert '<form id="message-2" class="message editing"' in html
+    assert 'id="message-3"' in html and '<article id="message-2"' not in html
