@@ -112,6 +112,7 @@ def _child() -> None:
     long = create_transcript(
         dataset, text=long_transcript(formats, 2000, 180), spec="openchatml-2.2", author=user
     )
+
     def save(n: int) -> None:
         version = long.revisions.order_by("-number").values_list("number", flat=True)[0]
         editing.edit_message(
