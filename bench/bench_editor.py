@@ -6,8 +6,8 @@
 * the transcript page (first page of messages, annotator rendering) of a 2,000-message
   transcript (p50, p95; target: under 300 ms).
 
-Runs in a child process on a throwaway SQLite database (and on PostgreSQL when a server
-answers, like bench_storage).
+Runs in a child process on a throwaway SQLite database and on PostgreSQL when a server
+answers (``bench.databases``).
 
     .venv/bin/python -m bench.bench_editor          # or `make bench` (every benchmark)
 """
@@ -15,35 +15,17 @@ answers, like bench_storage).
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench.bench_storage import _postgres_server, _throwaway_postgres
+from bench.databases import on_each_database
 
 ROUNDS = 30
 
 
 def run() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        _in_child("SQLite", f"sqlite:///{Path(folder) / 'bench.sqlite3'}")
-    server = _postgres_server()
-    if server is None:
-        print("PostgreSQL: skipped, no server reachable (set DATABASE_URL to a postgres:// URL)")
-        return
-    with _throwaway_postgres(server) as url:
-        _in_child("PostgreSQL", url)
-
-
-def _in_child(label: str, database_url: str) -> None:
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "false"}
-    env.setdefault("DJANGO_SETTINGS_MODULE", "ocm_site.settings")
-    print(f"{label}:", flush=True)
-    subprocess.run([sys.executable, "-m", "bench.bench_editor", "--child"], env=env, check=True)
+    on_each_database("bench.bench_editor")
 
 
 def long_transcript(formats, messages: int, body: int) -> str:

@@ -9,6 +9,7 @@ input answers the form's error box (422) without touching what the user typed.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
@@ -424,19 +425,38 @@ def message_new(request, pk):
     return render(request, TEMPLATE + "#message-form", context)
 
 
-def _structural(request, pk, operation):
-    transcript = _editable(request, pk)
+def _write_and_show(
+    request,
+    transcript: Transcript,
+    operation: Callable[[int], editing.EditResult],
+    *,
+    focus: Callable[[editing.EditResult], int | None] | None = None,
+    toast: Callable[[editing.EditResult], str] | None = None,
+    undo: bool = False,
+) -> HttpResponse:
+    """Run one write of the message list (``operation(expected_version)``) and answer the list
+    again; a stale page, a refusal or a missing message answers without changing anything."""
     audience = _audience(request)
-    expected = _int(request.POST.get("version"), 0)
     try:
-        result = operation(transcript, expected)
+        result = operation(_int(request.POST.get("version"), 0))
     except ConflictError as conflict:
         return _stale_list(request, transcript, audience, conflict)
-    except editing.MessageNotFound as missing:
-        return _toast(request, missing.message, status=404)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
     except StorageError as refused:
         return _toast(request, refused.message, status=refused.status)
-    return result, audience
+    extra = {}
+    if toast is not None:
+        extra["toast"] = toast(result)
+    if undo:
+        extra["undo_revision"] = result.version - 1
+    return _list_response(
+        request,
+        result.transcript,
+        audience,
+        focus=None if focus is None else focus(result),
+        extra=extra,
+    )
 
 
 def _stale_list(request, transcript, audience, conflict: ConflictError):
@@ -462,96 +482,84 @@ def _toast(request, message: str, *, status: int = 200):
 
 @require_POST
 def message_insert(request, pk):
+    transcript = _editable(request, pk)
     after = _int(request.POST.get("after"))
     after = None if after is None or after < 0 else after
     try:
         fields = _posted_fields(request)
     except InvalidContent as refused:
         return _form_error(request, "new", refused.message)
-    outcome = _structural(
+    return _write_and_show(
         request,
-        pk,
-        lambda t, v: editing.insert_message(
-            t, after, fields, expected_version=v, author=request.user
+        transcript,
+        lambda version: editing.insert_message(
+            transcript, after, fields, expected_version=version, author=request.user
         ),
+        focus=lambda _: 0 if after is None else after + 1,
     )
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    result, audience = outcome
-    position = 0 if after is None else after + 1
-    return _list_response(request, result.transcript, audience, focus=position)
 
 
 @require_POST
 def message_delete(request, pk, index):
-    outcome = _structural(
+    transcript = _editable(request, pk)
+    return _write_and_show(
         request,
-        pk,
-        lambda t, v: editing.delete_message(t, index, expected_version=v, author=request.user),
-    )
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    result, audience = outcome
-    return _list_response(
-        request,
-        result.transcript,
-        audience,
-        focus=max(index - 1, 0),
-        extra={"toast": f"Message #{index} deleted.", "undo_revision": result.version - 1},
+        transcript,
+        lambda version: editing.delete_message(
+            transcript, index, expected_version=version, author=request.user
+        ),
+        focus=lambda _: max(index - 1, 0),
+        toast=lambda _: f"Message #{index} deleted.",
+        undo=True,
     )
 
 
 @require_POST
 def message_move(request, pk, index):
+    transcript = _editable(request, pk)
     to = _int(request.POST.get("to"), index)
-    outcome = _structural(
+    return _write_and_show(
         request,
-        pk,
-        lambda t, v: editing.move_message(t, index, to, expected_version=v, author=request.user),
+        transcript,
+        lambda version: editing.move_message(
+            transcript, index, to, expected_version=version, author=request.user
+        ),
+        focus=lambda _: to,
     )
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    result, audience = outcome
-    return _list_response(request, result.transcript, audience, focus=to)
 
 
 @require_POST
 def message_duplicate(request, pk, index):
-    outcome = _structural(
+    transcript = _editable(request, pk)
+    return _write_and_show(
         request,
-        pk,
-        lambda t, v: editing.duplicate_message(t, index, expected_version=v, author=request.user),
+        transcript,
+        lambda version: editing.duplicate_message(
+            transcript, index, expected_version=version, author=request.user
+        ),
+        focus=lambda _: index + 1,
     )
-    if isinstance(outcome, HttpResponse):
-        return outcome
-    result, audience = outcome
-    return _list_response(request, result.transcript, audience, focus=index + 1)
 
 
 @require_POST
 def transcript_fix(request, pk):
     """Apply one diagnostic's quick fix (as the diagnostics panel names it)."""
     transcript = _editable(request, pk)
-    audience = _audience(request)
-    try:
-        result = editing.apply_fix(
+    message_index = _int(request.POST.get("message_index"))
+    return _write_and_show(
+        request,
+        transcript,
+        lambda version: editing.apply_fix(
             transcript,
             code=request.POST.get("code", ""),
-            message_index=_int(request.POST.get("message_index")),
+            message_index=message_index,
             fix_id=request.POST.get("fix_id", ""),
-            expected_version=_int(request.POST.get("version"), 0),
+            expected_version=version,
             author=request.user,
-        )
-    except ConflictError as conflict:
-        return _stale_list(request, transcript, audience, conflict)
-    except StorageError as refused:
-        return _toast(request, refused.message, status=refused.status)
-    return _list_response(
-        request,
-        result.transcript,
-        audience,
-        focus=_int(request.POST.get("message_index")),
-        extra={"toast": "Fixed.", "undo_revision": result.version - 1},
+        ),
+        focus=lambda _: message_index,
+        toast=lambda _: "Fixed.",
+        undo=True,
     )
 
 
@@ -559,29 +567,17 @@ def transcript_fix(request, pk):
 def transcript_transition(request, pk):
     """Move the transcript along the review workflow (submit, approve, reject, reopen)."""
     transcript = _transcript(request, pk)
-    audience = _audience(request)
-    name = request.POST.get("name", "")
-    try:
-        result = editing.apply_transition(
+    return _write_and_show(
+        request,
+        transcript,
+        lambda version: editing.apply_transition(
             transcript,
-            name,
-            expected_version=_int(request.POST.get("version"), 0),
+            request.POST.get("name", ""),
+            expected_version=version,
             author=request.user,
             note=request.POST.get("note", ""),
-        )
-    except ConflictError as conflict:
-        return _stale_list(request, transcript, audience, conflict)
-    except NotAllowed as refused:
-        raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
-        return _toast(request, refused.message, status=refused.status)
-    saved = result.transcript
-    return _list_response(
-        request,
-        saved,
-        audience,
-        focus=None,
-        extra={"toast": f"Status: {saved.get_status_display().lower()}."},
+        ),
+        toast=lambda result: f"Status: {result.transcript.get_status_display().lower()}.",
     )
 
 
@@ -591,22 +587,16 @@ def transcript_undo(request, pk):
     transcript = _editable(request, pk)
     number = _int(request.POST.get("revision"), 0)
     revision = get_object_or_404(transcript.revisions, number=number)
-    audience = _audience(request)
-    try:
-        restored = restore_revision(
-            revision,
-            expected_version=_int(request.POST.get("version"), 0),
-            author=request.user,
-            note=f"undo: back to revision {number}",
-        )
-    except ConflictError as conflict:
-        return _stale_list(request, transcript, audience, conflict)
-    except StorageError as refused:
-        return _toast(request, refused.message, status=refused.status)
-    return _list_response(
+    return _write_and_show(
         request,
-        restored,
-        audience,
-        focus=None,
-        extra={"toast": f"Undone: back to revision {number}."},
+        transcript,
+        lambda version: editing.EditResult(
+            restore_revision(
+                revision,
+                expected_version=version,
+                author=request.user,
+                note=f"undo: back to revision {number}",
+            )
+        ),
+        toast=lambda _: f"Undone: back to revision {number}.",
     )
