@@ -305,3 +305,42 @@ def test_session_writes_need_csrf(client, annotator, weather):
         content_type="application/json",
     )
     assert_error(response, 403, "csrf-failed")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("get", "/messages/1", None),
+        ("patch", "/messages/1", {"version": 1, "content": "x"}),
+        ("delete", "/messages/1", None),
+        ("post", "/messages", {"version": 1}),
+        ("post", "/messages/1/move", {"version": 1, "to": 0}),
+        ("post", "/messages/1/duplicate", {"version": 1}),
+        ("post", "/fixes", {"version": 1, "code": "X", "message_index": 0, "fix_id": "x"}),
+        ("post", "/source", {"version": 1, "text": "<|start|>user<|message|>x<|end|>"}),
+        ("post", "/drafts/validate", {"text": "x"}),
+        ("get", "/transitions", None),
+        ("post", "/transitions", {"version": 1, "name": "submit"}),
+    ],
+)
+def test_every_editing_route_is_404_for_outsiders_and_stale_writes_are_409(
+    as_outsider, as_curator, weather, method, path, body
+):
+    import json
+
+    def send(client, data):
+        url = f"/api/v1/transcripts/{weather.pk}{path}"
+        if method == "delete":
+            return client.client.delete(url + "?version=1", headers=client.headers)
+        if method == "get":
+            return client.client.get(url, headers=client.headers)
+        return getattr(client.client, method)(
+            url, json.dumps(data), content_type="application/json", headers=client.headers
+        )
+
+    assert_error(send(as_outsider, body), 404, "not-found")
+    if method != "get" and path != "/drafts/validate":
+        Transcript.objects.filter(pk=weather.pk).update(version=5)
+        stale = send(as_curator, body)
+        assert stale.status_code == 409, stale.content
+    assert stored(weather).revisions.count() == 1
