@@ -15,7 +15,7 @@ from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
-from editor.models import Role, Status
+from editor.models import AssignmentState, Role, Status
 from editor.workflow import TRANSITIONS
 
 SpecId = Literal[tuple(formats.SPEC_IDS)]
@@ -25,6 +25,7 @@ ExportFormat = Literal[tuple(f.value for f in Format)]
 OnConflictChoice = Literal[tuple(c.value for c in OnConflict)]
 RoleName = Literal[tuple(Role.values)]
 TransitionName = Literal[tuple(TRANSITIONS)]
+AssignmentStateName = Literal[tuple(AssignmentState.values)]
 
 
 # --- datasets -------------------------------------------------------------------------------
@@ -245,6 +246,71 @@ class TransitionOut(Schema):
     name: TransitionName
     label: str
     target: StatusName = Field(description="The status the move leads to.")
+
+
+# --- review queues ------------------------------------------------------------------------------
+
+
+class QueueFilterIn(Schema):
+    status: list[StatusName] = []
+    spec: list[SpecId] = []
+    has_errors: bool | None = None
+
+
+class QueueIn(Schema):
+    name: str
+    instructions: str = ""
+    overlap: int = Field(1, ge=1, le=20, description="Distinct annotators per item.")
+    reservation_minutes: int = Field(30, ge=1, description="How long a claim is held.")
+    assignees: list[str] = Field([], description="Usernames; empty: every editor.")
+    filters: QueueFilterIn = Field(
+        default_factory=QueueFilterIn, description="Which transcripts become items."
+    )
+
+
+class QueueOut(Schema):
+    id: int
+    dataset: str = Field(alias="dataset.slug")
+    name: str
+    instructions: str
+    overlap: int
+    reservation_minutes: int
+    filters: dict
+    assignees: list[str]
+    created_at: datetime
+    progress: dict = Field(
+        description="{items, open_items, claimed, submitted, skipped, expired, approved, rejected}."
+    )
+
+    @staticmethod
+    def resolve_assignees(queue) -> list[str]:
+        return [user.get_username() for user in queue.assignees.all()]
+
+    @staticmethod
+    def resolve_progress(queue) -> dict:
+        from editor.queues import progress
+
+        return progress(queue)
+
+
+class AssignmentOut(Schema):
+    id: int
+    queue: int = Field(alias="item.queue_id")
+    position: int = Field(alias="item.position")
+    transcript: int = Field(alias="item.transcript_id")
+    annotator: str = Field(alias="annotator.username")
+    state: AssignmentStateName
+    claimed_at: datetime
+    expires_at: datetime
+    submitted_at: datetime | None
+    reviewed_at: datetime | None
+    reviewer: str | None = Field(None, alias="reviewer.username")
+    review_comment: str
+
+
+class ReviewIn(Schema):
+    decision: Literal["approve", "reject"]
+    comment: str = Field("", description="Required when rejecting: the annotator reads it.")
 
 
 # --- revisions ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import NotAllowed, StorageError
-from .models import Role, Status, Transcript
+from .models import AssignmentState, Role, Status, Transcript
 
 EDITORS = frozenset({Role.ANNOTATOR, Role.REVIEWER, Role.CURATOR})
 REVIEWERS = frozenset({Role.REVIEWER, Role.CURATOR})
@@ -99,3 +99,46 @@ def check_transition(transcript: Transcript, name: str, user) -> Transition:
             f"(only from: {', '.join(sorted(Status(s).label.lower() for s in transition.sources))})."
         )
     return transition
+
+
+# --- queue assignments ------------------------------------------------------------------------
+#
+# One annotator's turn at one queue item (``models.QueueAssignment``):
+#
+# | move | from | to | who |
+# |---|---|---|---|
+# | ``claim`` | (none), expired | claimed | an editor the queue lets work (``ReviewQueue.may_work``) |
+# | ``submit`` | claimed, rejected | submitted | the assignment's annotator |
+# | ``skip`` | claimed | skipped | the assignment's annotator |
+# | ``expire`` | claimed | expired | the clock: its reservation ran out |
+# | ``approve`` | submitted | approved | reviewer, curator |
+# | ``reject`` | submitted | rejected | reviewer, curator (with a comment) |
+#
+# Skipped and expired assignments give their place back (the item returns to the pool); the
+# others keep it, so an item never has more than ``overlap`` of them. A rejected assignment
+# goes back to its annotator, who fixes and resubmits it.
+
+A = AssignmentState
+ASSIGNMENT_TRANSITIONS: dict[str, tuple[frozenset[str], str]] = {
+    "claim": (frozenset({A.EXPIRED}), A.CLAIMED),
+    "submit": (frozenset({A.CLAIMED, A.REJECTED}), A.SUBMITTED),
+    "skip": (frozenset({A.CLAIMED}), A.SKIPPED),
+    "expire": (frozenset({A.CLAIMED}), A.EXPIRED),
+    "approve": (frozenset({A.SUBMITTED}), A.APPROVED),
+    "reject": (frozenset({A.SUBMITTED}), A.REJECTED),
+}
+# States that hold one of the item's places.
+HOLDS_A_PLACE = frozenset({A.CLAIMED, A.SUBMITTED, A.APPROVED, A.REJECTED})
+ANNOTATOR_MOVES = frozenset({"submit", "skip"})
+REVIEW_MOVES = frozenset({"approve", "reject"})
+
+
+def check_assignment_move(state: str, move: str) -> str:
+    """The state ``move`` leads to from ``state``; ``TransitionRefused`` (409) otherwise."""
+    sources, target = ASSIGNMENT_TRANSITIONS[move]
+    if state not in sources:
+        raise TransitionRefused(
+            f"Cannot {move} an assignment that is {AssignmentState(state).label.lower()} "
+            f"(only from: {', '.join(sorted(AssignmentState(s).label.lower() for s in sources))})."
+        )
+    return target

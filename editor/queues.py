@@ -1,0 +1,320 @@
+"""Review queues: curators make them over a selection of transcripts, annotators claim the
+next item, submit or skip it, reviewers approve or reject what was submitted.
+
+Every move between assignment states is in ``editor.workflow`` (``ASSIGNMENT_TRANSITIONS``).
+An item goes to at most ``overlap`` distinct annotators at once: each assignment that counts
+holds one of the item's numbered places, and the database's unique (item, place) constraint
+refuses a second holder however many claim at the same moment. On PostgreSQL, claimers also
+skip items another claimer has locked (``SELECT … FOR UPDATE SKIP LOCKED``), so eight claimers
+do not all queue up behind the same row; SQLite has no row locks (its writes are serialized)
+and relies on the constraint alone.
+
+Reviewing feeds the transcript's own workflow: a submitted item is in review, an approved one
+approved (what exports filter on), a rejected one rejected.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from . import workflow
+from .errors import ConflictError, InvalidContent, NotAllowed, StorageError
+from .models import (
+    AssignmentState,
+    Dataset,
+    QueueAssignment,
+    QueueItem,
+    ReviewQueue,
+    Status,
+    Transcript,
+)
+from .storage import save_transcript
+
+# A claimer that loses the race for a place tries the next free item; past this many lost
+# races in a row something else is wrong.
+MAX_CLAIM_ATTEMPTS = 20
+MAX_OVERLAP = 20
+
+
+class _PlaceTaken(Exception):
+    """The item filled up between finding it and taking a place (SQLite: no row lock)."""
+
+
+class NoSuchAssignment(StorageError):
+    code = "not-found"
+    status = 404
+
+
+def create_queue(
+    dataset: Dataset,
+    transcripts: Iterable[Transcript],
+    *,
+    name: str,
+    author,
+    overlap: int = 1,
+    reservation_minutes: int = 30,
+    assignees: Iterable = (),
+    instructions: str = "",
+    filters: dict | None = None,
+) -> ReviewQueue:
+    """A queue over ``transcripts`` (of ``dataset``, in that order); curators only."""
+    if not dataset.can_curate(author):
+        raise NotAllowed("Only a curator of the dataset may create review queues.")
+    if not name.strip():
+        raise InvalidContent("A queue needs a name.", code="invalid-queue")
+    if not 1 <= overlap <= MAX_OVERLAP:
+        raise InvalidContent(f"overlap must be between 1 and {MAX_OVERLAP}.", code="invalid-queue")
+    if reservation_minutes < 1:
+        raise InvalidContent("reservation_minutes must be at least 1.", code="invalid-queue")
+    assignees = list(assignees)
+    outsiders = [user for user in assignees if not dataset.can_edit(user)]
+    if outsiders:
+        raise InvalidContent(
+            f"Not an editor of the dataset: {', '.join(u.get_username() for u in outsiders)}.",
+            code="invalid-queue",
+        )
+    with transaction.atomic():
+        queue = ReviewQueue.objects.create(
+            dataset=dataset,
+            name=name.strip(),
+            instructions=instructions,
+            filters=filters or {},
+            overlap=overlap,
+            reservation_minutes=reservation_minutes,
+            created_by=author,
+        )
+        queue.assignees.set(assignees)
+        QueueItem.objects.bulk_create(
+            [
+                QueueItem(queue=queue, transcript_id=transcript.pk, position=position)
+                for position, transcript in enumerate(transcripts)
+                if transcript.dataset_id == dataset.pk
+            ],
+            batch_size=1000,
+        )
+    return queue
+
+
+def matching_transcripts(dataset: Dataset, filters: dict):
+    """The live transcripts of ``dataset`` a queue filter selects, oldest first:
+    ``{"status": [...], "spec": [...], "has_errors": bool}`` (each optional)."""
+    rows = Transcript.objects.filter(dataset=dataset).with_status(*filters.get("status") or ())
+    if filters.get("spec"):
+        rows = rows.filter(spec__in=filters["spec"])
+    if filters.get("has_errors") is not None:
+        rows = rows.with_errors() if filters["has_errors"] else rows.filter(error_count=0)
+    return rows.only("pk", "dataset_id").order_by("pk")
+
+
+def expire_reservations(queue: ReviewQueue, now=None) -> int:
+    """Give back the places of claims whose reservation ran out; how many."""
+    now = now or timezone.now()
+    return QueueAssignment.objects.filter(
+        item__queue=queue, state=AssignmentState.CLAIMED, expires_at__lte=now
+    ).update(state=workflow.check_assignment_move(AssignmentState.CLAIMED, "expire"), slot=None)
+
+
+def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
+    """The item ``user`` should work on: the one they hold already, else the first item with
+    a free place they have not worked on (None when there is none)."""
+    if not queue.may_work(user):
+        raise NotAllowed("You may not work in this queue.")
+    now = now or timezone.now()
+    expire_reservations(queue, now)
+    held = (
+        QueueAssignment.objects.filter(
+            item__queue=queue, annotator=user, state=AssignmentState.CLAIMED
+        )
+        .select_related("item__transcript")
+        .first()
+    )
+    if held is not None:
+        return held
+    for _ in range(MAX_CLAIM_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                item = _first_open_item(queue, user)
+                if item is None:
+                    return None
+                return _take_a_place(queue, item, user, now)
+        except (IntegrityError, _PlaceTaken):
+            continue  # another claimer took that place first: try again
+    raise StorageError("Too many claims at once; try again.", code="claim-contention")
+
+
+def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
+    worked_on = QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user).exclude(
+        state=AssignmentState.EXPIRED
+    )
+    places = (
+        QueueAssignment.objects.filter(item=OuterRef("pk"), slot__isnull=False)
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    items = (
+        QueueItem.objects.filter(queue=queue)
+        .exclude(Exists(worked_on))
+        .alias(taken=Subquery(places))
+        .filter(Q(taken__lt=queue.overlap) | Q(taken__isnull=True))
+        .order_by("position")
+    )
+    if connection.features.has_select_for_update_skip_locked:
+        items = items.select_for_update(skip_locked=True, of=("self",))
+    return items.select_related("transcript").first()
+
+
+def _take_a_place(queue: ReviewQueue, item: QueueItem, user, now) -> QueueAssignment:
+    taken = set(
+        QueueAssignment.objects.filter(item=item, slot__isnull=False).values_list("slot", flat=True)
+    )
+    free = set(range(queue.overlap)) - taken
+    if not free:
+        raise _PlaceTaken
+    slot = min(free)
+    expires = now + timedelta(minutes=queue.reservation_minutes)
+    fields = {
+        "state": AssignmentState.CLAIMED,
+        "slot": slot,
+        "claimed_at": now,
+        "expires_at": expires,
+        "submitted_at": None,
+    }
+    expired = QueueAssignment.objects.filter(
+        item=item, annotator=user, state=AssignmentState.EXPIRED
+    ).first()
+    if expired is not None:
+        workflow.check_assignment_move(expired.state, "claim")
+        for name, value in fields.items():
+            setattr(expired, name, value)
+        expired.save(update_fields=list(fields))
+        return expired
+    return QueueAssignment.objects.create(item=item, annotator=user, **fields)
+
+
+def assignment_for(user, pk: int) -> QueueAssignment:
+    """An assignment in a queue of a dataset ``user`` belongs to (404 otherwise)."""
+    assignment = (
+        QueueAssignment.objects.select_related("item__queue__dataset", "item__transcript")
+        .filter(item__queue__dataset__in=Dataset.objects.for_user(user), pk=pk)
+        .first()
+    )
+    if assignment is None:
+        raise NoSuchAssignment(f"No assignment {pk} among your datasets' queues.")
+    return assignment
+
+
+def _move(assignment: QueueAssignment, move: str, **fields) -> QueueAssignment:
+    """Change the state of ``assignment`` if it is still where it was read (compare and swap,
+    like transcript versions): a concurrent move makes this one a 409."""
+    target = workflow.check_assignment_move(assignment.state, move)
+    if target not in workflow.HOLDS_A_PLACE:
+        fields["slot"] = None
+    updated = QueueAssignment.objects.filter(pk=assignment.pk, state=assignment.state).update(
+        state=target, **fields
+    )
+    if not updated:
+        raise workflow.TransitionRefused("The assignment changed meanwhile; reload it.")
+    assignment.refresh_from_db()
+    return assignment
+
+
+def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
+    """Hand in the item; its transcript goes to review."""
+    _require_owner(assignment, user)
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _move(assignment, "submit", submitted_at=now)
+        _set_transcript_status(assignment.item.transcript, Status.IN_REVIEW, user, "submitted")
+    return assignment
+
+
+def skip(assignment: QueueAssignment, user) -> QueueAssignment:
+    """Give the item back to the pool; the annotator does not get it again."""
+    _require_owner(assignment, user)
+    return _move(assignment, "skip")
+
+
+def review(
+    assignment: QueueAssignment, reviewer, *, decision: str, comment: str = "", now=None
+) -> QueueAssignment:
+    """Approve or reject a submitted assignment (a rejection needs a comment: the annotator
+    gets the item back with it). The transcript's status follows."""
+    if decision not in workflow.REVIEW_MOVES:
+        raise InvalidContent("decision must be approve or reject.", code="invalid-decision")
+    dataset = assignment.item.queue.dataset
+    if dataset.role_of(reviewer) not in workflow.REVIEWERS:
+        raise NotAllowed("Only reviewers and curators review.")
+    if decision == "reject" and not comment.strip():
+        raise InvalidContent("Say why in a comment when rejecting.", code="comment-required")
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment = _move(
+            assignment,
+            decision,
+            reviewer=reviewer,
+            reviewed_at=now,
+            review_comment=comment.strip(),
+        )
+        target = Status.APPROVED if decision == "approve" else Status.REJECTED
+        _set_transcript_status(assignment.item.transcript, target, reviewer, f"review: {decision}")
+    return assignment
+
+
+def _require_owner(assignment: QueueAssignment, user) -> None:
+    if assignment.annotator_id != user.pk:
+        raise NotAllowed("This item is another annotator's.")
+
+
+def _set_transcript_status(transcript: Transcript, status: str, author, note: str) -> None:
+    """The transcript follows its queue item (a revision records it); nothing to do when it
+    is already there. Annotators of the same item submit at the same time: a save that lost
+    the race reads the transcript again (a status is not content: nothing to merge)."""
+    for _ in range(MAX_CLAIM_ATTEMPTS):
+        transcript.refresh_from_db()
+        if transcript.status == status:
+            return
+        try:
+            with transaction.atomic():
+                save_transcript(
+                    transcript,
+                    expected_version=transcript.version,
+                    author=author,
+                    status=status,
+                    note=f"{note} (review queue)",
+                )
+            return
+        except ConflictError:
+            continue
+    raise StorageError("The transcript keeps changing; try again.", code="status-contention")
+
+
+def progress(queue: ReviewQueue) -> dict:
+    """Counts for the queue's dashboard: items, and assignments by state, and how many items
+    still have a free place."""
+    expire_reservations(queue)
+    states = Counter(
+        dict(
+            QueueAssignment.objects.filter(item__queue=queue)
+            .values_list("state")
+            .annotate(n=Count("pk"))
+            .values_list("state", "n")
+        )
+    )
+    items = queue.items.count()
+    full = (
+        queue.items.annotate(taken=Count("assignments", filter=Q(assignments__slot__isnull=False)))
+        .filter(taken__gte=queue.overlap)
+        .count()
+    )
+    return {
+        "items": items,
+        "open_items": items - full,
+        **{state: states.get(state, 0) for state in AssignmentState.values},
+    }

@@ -1,0 +1,109 @@
+"""The review-queue routes: create over a filter, claim, submit, skip, review, per role."""
+
+from __future__ import annotations
+
+import pytest
+
+from editor.models import Membership, Role, Status, Transcript
+from editor.storage import create_transcript
+from tests.api.conftest import api_client_for, assert_error
+from tests.editor.samples import conversation
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def drafts(dataset, curator):
+    return [
+        create_transcript(
+            dataset, author=curator, text=conversation(), spec="openchatml-2.2", title=f"T{n}"
+        )
+        for n in range(3)
+    ]
+
+
+@pytest.fixture
+def queue_id(as_curator, drafts):
+    response = as_curator.post(
+        "/datasets/support-chats/queues",
+        {"name": "Check", "overlap": 1, "filters": {"status": ["draft"]}},
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["progress"]["items"] == 3 and body["progress"]["open_items"] == 3
+    return body["id"]
+
+
+def test_only_curators_create_queues(as_annotator, as_viewer, as_outsider, drafts):
+    body = {"name": "Q"}
+    assert_error(as_annotator.post("/datasets/support-chats/queues", body), 403, "forbidden")
+    assert_error(as_viewer.post("/datasets/support-chats/queues", body), 403, "forbidden")
+    assert_error(as_outsider.post("/datasets/support-chats/queues", body), 404, "not-found")
+    assert_error(
+        api_client_for(drafts[0].created_by).post(
+            "/datasets/support-chats/queues", {"name": "Q", "assignees": ["nobody"]}
+        ),
+        422,
+        "unknown-user",
+    )
+
+
+def test_claim_submit_review_cycle(as_annotator, as_curator, as_viewer, as_outsider, queue_id):
+    claimed = as_annotator.post(f"/queues/{queue_id}/claim")
+    assert claimed.status_code == 200, claimed.content
+    assignment = claimed.json()
+    assert assignment["state"] == "claimed" and assignment["position"] == 0
+    assert as_annotator.post(f"/queues/{queue_id}/claim").json()["id"] == assignment["id"]
+    assert_error(as_viewer.post(f"/queues/{queue_id}/claim"), 403, "forbidden")
+    assert_error(as_outsider.post(f"/queues/{queue_id}/claim"), 404, "not-found")
+
+    submitted = as_annotator.post(f"/assignments/{assignment['id']}/submit")
+    assert submitted.json()["state"] == "submitted"
+    assert Transcript.objects.get(pk=assignment["transcript"]).status == Status.IN_REVIEW
+    assert_error(
+        as_annotator.post(f"/assignments/{assignment['id']}/submit"), 409, "transition-refused"
+    )
+
+    assert_error(
+        as_annotator.post(f"/assignments/{assignment['id']}/review", {"decision": "approve"}),
+        403,
+        "forbidden",
+    )
+    assert_error(
+        as_curator.post(f"/assignments/{assignment['id']}/review", {"decision": "reject"}),
+        422,
+        "comment-required",
+    )
+    rejected = as_curator.post(
+        f"/assignments/{assignment['id']}/review", {"decision": "reject", "comment": "Too terse."}
+    )
+    assert rejected.json()["review_comment"] == "Too terse."
+    mine = as_annotator.get(f"/queues/{queue_id}/assignments", {"state": "rejected"}).json()
+    assert [a["review_comment"] for a in mine["items"]] == ["Too terse."]
+
+    as_annotator.post(f"/assignments/{assignment['id']}/submit")
+    approved = as_curator.post(f"/assignments/{assignment['id']}/review", {"decision": "approve"})
+    assert approved.json()["state"] == "approved"
+    assert Transcript.objects.get(pk=assignment["transcript"]).status == Status.APPROVED
+    assert as_curator.get(f"/queues/{queue_id}").json()["progress"]["approved"] == 1
+
+
+def test_skip_and_nothing_left_is_204(as_annotator, queue_id):
+    for _ in range(3):
+        assignment = as_annotator.post(f"/queues/{queue_id}/claim").json()
+        assert (
+            as_annotator.post(f"/assignments/{assignment['id']}/skip").json()["state"] == "skipped"
+        )
+    assert as_annotator.post(f"/queues/{queue_id}/claim").status_code == 204
+
+
+def test_annotators_see_their_own_assignments_reviewers_everyones(
+    as_annotator, as_curator, queue_id, dataset, django_user_model
+):
+    other = django_user_model.objects.create_user("other")
+    Membership.objects.create(user=other, dataset=dataset, role=Role.ANNOTATOR)
+    as_annotator.post(f"/queues/{queue_id}/claim")
+    api_client_for(other).post(f"/queues/{queue_id}/claim")
+    assert as_annotator.get(f"/queues/{queue_id}/assignments").json()["count"] == 1
+    assert as_curator.get(f"/queues/{queue_id}/assignments").json()["count"] == 2
+    assert_error(api_client_for(other).post("/assignments/999999/submit"), 404, "not-found")
