@@ -66,7 +66,7 @@ def _int(value, default: int | None = None) -> int | None:
         return default
 
 
-def _base_context(request, transcript: Transcript, audience: str) -> dict:
+def transcript_context(request, transcript: Transcript, audience: str) -> dict:
     allowed = transcript.dataset.audiences_for(request.user)
     return {
         "transcript": transcript,
@@ -93,7 +93,7 @@ def transcript_detail(request, pk):
     messages (``?page=N``, loaded as the list scrolls)."""
     transcript = _transcript(request, pk)
     audience = request.GET.get("audience", END_USER_AUDIENCE)
-    context = _base_context(request, transcript, audience)
+    context = transcript_context(request, transcript, audience)
     context["revisions"] = Revision.objects.for_transcript(transcript)[:10]
     status = 200
     if audience not in ALL_AUDIENCES:
@@ -112,14 +112,14 @@ def transcript_detail(request, pk):
             return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
         editing_index = _int(request.GET.get("edit"))
         upto = _int(request.GET.get("upto"), editing_index or 0)
-        context.update(_list_context(view, view.page_holding(upto) if upto else 0))
+        context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
         if editing_index is not None and context["can_edit"]:
             context.update(_editing_context(request, transcript, editing_index))
     template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
     return render(request, template, context, status=status)
 
 
-def _list_context(view, through_page: int) -> dict:
+def message_list_context(view, through_page: int) -> dict:
     """The messages section with pages 0..``through_page`` and a loader for the next."""
     context = {"view": view, "turns": view.pages_through(through_page)}
     if view.source is not None:
@@ -159,7 +159,7 @@ def _card_response(request, transcript, index, audience, *, extra: dict | None =
     messages = transcript.stored_messages()
     if not 0 <= index < len(messages):
         raise Http404("No such message.")
-    context = _base_context(request, transcript, audience)
+    context = transcript_context(request, transcript, audience)
     context.update(extra or {})
     if not request.htmx:
         return redirect(_page_url(transcript, audience, index))
@@ -202,7 +202,7 @@ def _editing_context(request, transcript, index) -> dict:
 
 def _form_context(request, transcript, index, message, *, new_after: int | None = None) -> dict:
     return {
-        **_base_context(request, transcript, _audience(request)),
+        **transcript_context(request, transcript, _audience(request)),
         "message_index": index,
         "message": message,
         "fields": form_fields(transcript.spec, message),
@@ -251,7 +251,7 @@ def message_validate(request, pk, index):
         return _form_error(request, index, refused.message)
     except editing.MessageNotFound:
         raise Http404("No such message.") from None
-    context = _base_context(request, transcript, _audience(request))
+    context = transcript_context(request, transcript, _audience(request))
     context.update(
         diagnostics=ordered_diagnostics(check.diagnostics),
         draft=True,
@@ -310,7 +310,7 @@ def _conflict(request, transcript, index, conflict: ConflictError, changes: dict
     their_messages = theirs["transcript"]["messages"]
     their_message = their_messages[their_index] if their_index is not None else None
     mine = {**(their_message or {}), **{k: v for k, v in changes.items() if v is not None}}
-    context = _base_context(request, transcript, audience)
+    context = transcript_context(request, transcript, audience)
     context.update(
         conflict=conflict,
         message_index=index,
@@ -385,8 +385,8 @@ def _list_response(request, transcript, audience, *, focus: int | None, extra: d
     the diagnostics and version out of band; the client scrolls to ``focus``."""
     transcript.refresh_from_db()
     view = transcript_view(transcript, audience)
-    context = _base_context(request, transcript, audience)
-    context.update(_list_context(view, view.page_holding(focus or 0)))
+    context = transcript_context(request, transcript, audience)
+    context.update(message_list_context(view, view.page_holding(focus or 0)))
     context.update(extra or {})
     context["oob"] = True
     if not request.htmx:

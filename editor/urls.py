@@ -1,6 +1,6 @@
-from django.urls import path, register_converter
+from django.urls import path, re_path, register_converter
 
-from . import message_views, source_views, views
+from . import message_views, queue_views, source_views, views
 from .models import DATASET_SLUG_PATTERN
 
 
@@ -22,6 +22,18 @@ urlpatterns = [
     path("datasets/<dataset:slug>/import/", views.dataset_import, name="dataset-import"),
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
+    path("datasets/<dataset:slug>/queues/", queue_views.queue_create, name="queue-create"),
+    path("queues/<int:pk>/", queue_views.queue_detail, name="queue"),
+    path("queues/<int:pk>/claim/", queue_views.queue_claim, name="queue-claim"),
+    path("queues/<int:pk>/review/", queue_views.queue_review, name="queue-review"),
+    path("queues/<int:pk>/dashboard/", queue_views.queue_dashboard, name="queue-dashboard"),
+    re_path(
+        r"^assignments/(?P<pk>[0-9]+)/(?P<move>submit|skip)/$",
+        queue_views.assignment_move,
+        name="assignment-move",
+    ),
+    path("assignments/<int:pk>/resume/", queue_views.assignment_resume, name="assignment-resume"),
+    path("assignments/<int:pk>/review/", queue_views.assignment_review, name="assignment-review"),
     path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
     path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),
     path("transcripts/<int:pk>/fixes/", message_views.transcript_fix, name="transcript-fix"),

@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 from .exporting import export_dataset
 from .forms import ExportForm, ImportForm
 from .import_tasks import progress_of, start_import_task
-from .models import END_USER_AUDIENCE, Dataset, ImportTask, Transcript
+from .models import END_USER_AUDIENCE, Dataset, ImportTask, Status, Transcript
 from .revisions import diff_revisions, list_revisions, restore_revision
 from .storage import ConflictError, NotAllowed, StorageError
 from .visibility import FULL_CONTENT, export_audience, require_audience
@@ -52,6 +52,7 @@ def dataset_detail(request, slug):
                 initial={"audience": _default_export_audience(dataset, request.user)}
             ),
             "import_tasks": dataset.import_tasks.select_related("created_by")[:5],
+            "status_choices": Status.choices,
         },
     )
 

@@ -171,6 +171,12 @@
       if (cancel) cancel.click();
       return;
     }
+    if (!isTyping(event.target) && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      // In a queue, Ctrl+Enter outside a form submits the item.
+      const submit = document.querySelector("#queue-workspace [data-action='submit-item']");
+      if (submit) { event.preventDefault(); submit.click(); }
+      return;
+    }
     if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (pendingG) {
       pendingG = false;
@@ -182,6 +188,7 @@
       return;
     }
     const actions = {
+      s: () => { const skip = document.querySelector("#queue-workspace [data-action='skip-item']"); if (skip) skip.click(); },
       j: () => moveCurrent(1),
       k: () => moveCurrent(-1),
       e: editCurrent,

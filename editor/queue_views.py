@@ -1,0 +1,246 @@
+"""Review queues in the browser: the annotator's focused view (the editor embedded, the next
+item without a page reload), the reviewer's list, the curator's dashboard, and creating a
+queue from the dataset page. Thin views over ``editor.queues``."""
+
+from __future__ import annotations
+
+from statistics import median
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from . import queues
+from .errors import NotAllowed, StorageError
+from .message_views import message_list_context, transcript_context
+from .models import AssignmentState, Dataset, QueueAssignment, ReviewQueue, Status
+from .transcript_page import transcript_view
+from .workflow import REVIEWERS
+
+TEMPLATE = "editor/queue.html"
+WORKING_AUDIENCE = "annotator"
+
+
+def _queue(request, pk: int) -> ReviewQueue:
+    return get_object_or_404(
+        ReviewQueue.objects.select_related("dataset").filter(
+            dataset__in=Dataset.objects.for_user(request.user)
+        ),
+        pk=pk,
+    )
+
+
+def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment | None) -> dict:
+    """What the focused view shows: progress, the assignment's transcript with the editor,
+    and what came back from review."""
+    done = QueueAssignment.objects.filter(
+        item__queue=queue,
+        annotator=request.user,
+        state__in=(AssignmentState.SUBMITTED, AssignmentState.APPROVED),
+    ).count()
+    context = {
+        "queue": queue,
+        "assignment": assignment,
+        "done": done,
+        "total": queue.items.count(),
+        "returned": QueueAssignment.objects.filter(
+            item__queue=queue, annotator=request.user, state=AssignmentState.REJECTED
+        ).select_related("item__transcript"),
+    }
+    if assignment is not None:
+        transcript = assignment.item.transcript
+        view = transcript_view(transcript, WORKING_AUDIENCE)
+        context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
+        context.update(message_list_context(view, 0))
+        context["revisions"] = []
+    return context
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def queue_detail(request, pk):
+    """The annotator's view: the item they hold (or a start button)."""
+    queue = _queue(request, pk)
+    if not queue.may_work(request.user):
+        raise PermissionDenied("You may not work in this queue.")
+    queues.expire_reservations(queue)
+    held = (
+        QueueAssignment.objects.filter(
+            item__queue=queue, annotator=request.user, state=AssignmentState.CLAIMED
+        )
+        .select_related("item__transcript__dataset")
+        .first()
+    )
+    context = _workspace_context(request, queue, held)
+    template = TEMPLATE + ("#queue-workspace" if request.htmx else "")
+    return render(request, template, context)
+
+
+def _answer_workspace(request, queue, assignment, *, toast: str = ""):
+    context = _workspace_context(request, queue, assignment)
+    context["toast"] = toast
+    if not request.htmx:
+        if toast:
+            messages.info(request, toast)
+        return redirect("queue", pk=queue.pk)
+    return render(request, TEMPLATE + "#queue-workspace", context)
+
+
+@require_POST
+def queue_claim(request, pk):
+    queue = _queue(request, pk)
+    try:
+        assignment = queues.claim_next(queue, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    if assignment is None:
+        return _answer_workspace(request, queue, None, toast="Nothing left to do in this queue.")
+    return _answer_workspace(request, queue, assignment)
+
+
+@require_POST
+def assignment_move(request, pk, move):
+    """Submit or skip the item the annotator holds, then the next one."""
+    try:
+        assignment = queues.assignment_for(request.user, pk)
+        mover = {"submit": queues.submit, "skip": queues.skip}[move]
+        done = mover(assignment, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        queue = _queue(request, queues.assignment_for(request.user, pk).item.queue_id)
+        return _answer_workspace(request, queue, None, toast=refused.message)
+    queue = done.item.queue
+    nxt = queues.claim_next(queue, request.user)
+    word = "Submitted" if move == "submit" else "Skipped"
+    toast = f"{word} item #{done.item.position + 1}." + ("" if nxt else " Nothing left to do.")
+    return _answer_workspace(request, queue, nxt, toast=toast)
+
+
+@require_POST
+def assignment_resume(request, pk):
+    """Reopen an item that came back from review: it becomes the one shown; submit resubmits."""
+    assignment = queues.assignment_for(request.user, pk)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied("This item is another annotator's.")
+    return _answer_workspace(request, assignment.item.queue, assignment)
+
+
+# --- reviewing and the dashboard --------------------------------------------------------------
+
+
+def _reviewable(request, pk) -> ReviewQueue:
+    queue = _queue(request, pk)
+    if queue.dataset.role_of(request.user) not in REVIEWERS:
+        raise PermissionDenied("Only reviewers and curators review.")
+    return queue
+
+
+@require_GET
+def queue_review(request, pk):
+    """Submitted items, each with its annotators' work side by side, to approve or reject."""
+    queue = _reviewable(request, pk)
+    submitted = (
+        QueueAssignment.objects.filter(item__queue=queue, state=AssignmentState.SUBMITTED)
+        .select_related("item__transcript", "annotator")
+        .order_by("item__position", "annotator__username")
+    )
+    items: dict = {}
+    for assignment in submitted:
+        items.setdefault(assignment.item, []).append(assignment)
+    return render(request, "editor/queue_review.html", {"queue": queue, "items": items})
+
+
+@require_POST
+def assignment_review(request, pk):
+    assignment = queues.assignment_for(request.user, pk)
+    queue = assignment.item.queue
+    try:
+        queues.review(
+            assignment,
+            request.user,
+            decision=request.POST.get("decision", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(
+            request, f"Item #{assignment.item.position + 1}: {request.POST['decision']}d."
+        )
+    return redirect("queue-review", pk=queue.pk)
+
+
+@require_GET
+def queue_dashboard(request, pk):
+    """Counts per state, and per annotator: items done and the median time per item."""
+    queue = _reviewable(request, pk)
+    per_annotator: dict = {}
+    for assignment in QueueAssignment.objects.filter(item__queue=queue).select_related("annotator"):
+        row = per_annotator.setdefault(
+            assignment.annotator.get_username(), {"states": {}, "seconds": []}
+        )
+        row["states"][assignment.state] = row["states"].get(assignment.state, 0) + 1
+        if assignment.submitted_at is not None:
+            row["seconds"].append((assignment.submitted_at - assignment.claimed_at).total_seconds())
+    annotators = [
+        {
+            "name": name,
+            "done": sum(row["states"].get(s, 0) for s in ("submitted", "approved", "rejected")),
+            "counts": [row["states"].get(state, 0) for state in AssignmentState.values],
+            "median_seconds": median(row["seconds"]) if row["seconds"] else None,
+        }
+        for name, row in sorted(per_annotator.items())
+    ]
+    progress = queues.progress(queue)
+    return render(
+        request,
+        "editor/queue_dashboard.html",
+        {
+            "queue": queue,
+            "progress": progress,
+            "counts": [(state, label, progress[state]) for state, label in AssignmentState.choices],
+            "annotators": annotators,
+            "state_labels": AssignmentState.labels,
+        },
+    )
+
+
+# --- creating a queue (dataset page) ----------------------------------------------------------
+
+
+@require_POST
+def queue_create(request, slug):
+    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    filters = {
+        "status": [s for s in request.POST.getlist("status") if s in Status.values],
+        "has_errors": {"yes": True, "no": False}.get(request.POST.get("has_errors", "")),
+    }
+    usernames = [u for u in request.POST.get("assignees", "").replace(",", " ").split() if u]
+    assignees = list(get_user_model().objects.filter(username__in=usernames))
+    try:
+        if len(assignees) != len(set(usernames)):
+            raise StorageError("Some assignees are not users: check the usernames.")
+        queue = queues.create_queue(
+            dataset,
+            queues.matching_transcripts(dataset, filters),
+            name=request.POST.get("name", ""),
+            author=request.user,
+            overlap=int(request.POST.get("overlap") or 1),
+            reservation_minutes=int(request.POST.get("reservation_minutes") or 30),
+            assignees=assignees,
+            instructions=request.POST.get("instructions", ""),
+            filters=filters,
+        )
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except (StorageError, ValueError) as refused:
+        messages.error(request, getattr(refused, "message", "overlap and reservation are numbers."))
+        return redirect("dataset", slug=dataset.slug)
+    messages.success(request, f"Queue “{queue.name}” created with {queue.items.count()} items.")
+    return redirect("queue-dashboard", pk=queue.pk)

@@ -1,0 +1,109 @@
+"""The review-queue pages: the annotator's focused view, the reviewer's list, the curator's
+dashboard and queue creation on the dataset page, per role."""
+
+from __future__ import annotations
+
+import pytest
+
+from editor import queues
+from editor.models import AssignmentState, QueueAssignment, ReviewQueue, Status, Transcript
+from editor.storage import create_transcript
+from tests.editor.samples import conversation
+
+pytestmark = pytest.mark.django_db
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def queue(dataset, curator):
+    transcripts = [
+        create_transcript(
+            dataset, author=curator, text=conversation(), spec="openchatml-2.2", title=f"T{n}"
+        )
+        for n in range(2)
+    ]
+    return queues.create_queue(
+        dataset, transcripts, name="Check", author=curator, instructions="Look for **tone**."
+    )
+
+
+def test_curators_create_a_queue_from_the_dataset_page(client, dataset, curator, annotator):
+    for _ in range(3):
+        create_transcript(dataset, author=curator, text=conversation(), spec="openchatml-2.2")
+    client.force_login(curator)
+    page = client.get("/datasets/support-chats/").content.decode()
+    assert 'data-testid="queue-form"' in page
+    response = client.post(
+        "/datasets/support-chats/queues/",
+        {"name": "Tone", "status": ["draft"], "overlap": 2, "reservation_minutes": 10},
+    )
+    queue = ReviewQueue.objects.get(name="Tone")
+    assert response.status_code == 302 and response["Location"] == f"/queues/{queue.pk}/dashboard/"
+    assert queue.items.count() == 3 and queue.overlap == 2
+    client.force_login(annotator)
+    assert 'data-testid="queue-form"' not in client.get("/datasets/support-chats/").content.decode()
+    assert client.post("/datasets/support-chats/queues/", {"name": "X"}).status_code == 403
+
+
+def test_the_annotator_starts_works_and_submits_without_a_reload(client, queue, annotator):
+    client.force_login(annotator)
+    page = client.get(f"/queues/{queue.pk}/").content.decode()
+    assert 'data-action="start"' in page and "<strong>tone</strong>" in page
+    claimed = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
+    assert claimed.lstrip().startswith('<div id="queue-workspace"')
+    assert 'data-action="submit-item"' in claimed and 'data-action="edit"' in claimed
+    assert "0 / 2 done by you" in claimed
+    assignment = QueueAssignment.objects.get(annotator=annotator)
+    after = client.post(f"/assignments/{assignment.pk}/submit/", headers=HX).content.decode()
+    assert "1 / 2 done by you" in after and "Submitted item #1" in after
+    assert (
+        QueueAssignment.objects.filter(annotator=annotator, state=AssignmentState.CLAIMED).count()
+        == 1
+    )
+    assert Transcript.objects.get(pk=assignment.item.transcript_id).status == Status.IN_REVIEW
+
+
+def test_viewers_and_outsiders_cannot_work(client, queue, viewer, outsider):
+    client.force_login(viewer)
+    assert client.get(f"/queues/{queue.pk}/").status_code == 403
+    assert client.post(f"/queues/{queue.pk}/claim/").status_code == 403
+    client.force_login(outsider)
+    assert client.get(f"/queues/{queue.pk}/").status_code == 404
+
+
+def test_review_rejects_with_a_comment_the_annotator_sees(client, queue, annotator, curator):
+    assignment = queues.claim_next(queue, annotator)
+    queues.submit(assignment, annotator)
+    client.force_login(annotator)
+    assert client.get(f"/queues/{queue.pk}/review/").status_code == 403
+    client.force_login(curator)
+    page = client.get(f"/queues/{queue.pk}/review/").content.decode()
+    assert f'data-assignment="{assignment.pk}"' in page
+    client.post(f"/assignments/{assignment.pk}/review/", {"decision": "reject", "comment": ""})
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED  # a rejection needs a comment
+    client.post(
+        f"/assignments/{assignment.pk}/review/", {"decision": "reject", "comment": "Too curt."}
+    )
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.REJECTED
+
+    client.force_login(annotator)
+    page = client.get(f"/queues/{queue.pk}/").content.decode()
+    assert "Returned to you" in page and "Too curt." in page
+    resumed = client.post(f"/assignments/{assignment.pk}/resume/", headers=HX).content.decode()
+    assert "data-review-comment" in resumed and "Resubmit" in resumed
+    client.post(f"/assignments/{assignment.pk}/submit/", headers=HX)
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED
+
+
+def test_the_dashboard_counts(client, queue, annotator, curator):
+    assignment = queues.claim_next(queue, annotator)
+    queues.submit(assignment, annotator)
+    client.force_login(curator)
+    page = client.get(f"/queues/{queue.pk}/dashboard/").content.decode()
+    assert '<td data-state="submitted">1</td>' in page
+    assert 'data-annotator="annotator"' in page
+    client.force_login(annotator)
+    assert client.get(f"/queues/{queue.pk}/dashboard/").status_code == 403
