@@ -170,9 +170,8 @@ def assignment_review(request, pk):
     except StorageError as refused:
         messages.error(request, refused.message)
     else:
-        messages.success(
-            request, f"Item #{assignment.item.position + 1}: {request.POST['decision']}d."
-        )
+        done = {"approve": "approved", "reject": "rejected"}[request.POST["decision"]]
+        messages.success(request, f"Item #{assignment.item.position + 1}: {done}.")
     return redirect("queue-review", pk=queue.pk)
 
 
@@ -240,7 +239,9 @@ def queue_create(request, slug):
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     except (StorageError, ValueError) as refused:
-        messages.error(request, getattr(refused, "message", "overlap and reservation are numbers."))
+        messages.error(
+            request, getattr(refused, "message", "Overlap and reservation must be numbers.")
+        )
         return redirect("dataset", slug=dataset.slug)
     messages.success(request, f"Queue “{queue.name}” created with {queue.items.count()} items.")
     return redirect("queue-dashboard", pk=queue.pk)

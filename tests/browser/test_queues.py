@@ -1,0 +1,114 @@
+"""A review queue in a real browser: an annotator works through items with the keyboard, a
+reviewer rejects one, the annotator reads the comment and resubmits, the curator's dashboard
+counts it all."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor import queues
+from editor.models import AssignmentState, Dataset, Membership, QueueAssignment, Role
+from editor.storage import create_transcript
+from tests.editor.samples import conversation
+
+PASSWORD = "a-long-test-password"
+
+
+@pytest.fixture
+def queue(transactional_db):
+    dataset = Dataset.objects.create(name="Support", slug="support")
+    users = {}
+    for name, role in (("ann", Role.ANNOTATOR), ("rev", Role.REVIEWER), ("cur", Role.CURATOR)):
+        users[name] = get_user_model().objects.create_user(name, password=PASSWORD)
+        Membership.objects.create(user=users[name], dataset=dataset, role=role)
+    transcripts = [
+        create_transcript(
+            dataset,
+            author=users["cur"],
+            text=conversation(turns=2),
+            spec="openchatml-2.2",
+            title=f"Chat {n}",
+        )
+        for n in range(3)
+    ]
+    return queues.create_queue(
+        dataset,
+        transcripts,
+        name="Tone check",
+        author=users["cur"],
+        instructions="Keep it **kind**.",
+    )
+
+
+def settled(page):
+    """htmx has swapped and processed the new content (a key pressed before that reaches a
+    form htmx has not taken over yet, which then posts as a plain form)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_test_id("current-user")).to_have_text(username)
+
+
+def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/queues/{queue.pk}/")
+    page.locator('[data-action="start"]').click()
+    expect(page.locator("#queue-workspace")).to_have_attribute("data-state", "claimed")
+    progress = page.get_by_test_id("queue-progress")
+    expect(progress).to_have_text("0 / 3 done by you")
+
+    # Keyboard only: move to a message, edit it, save, submit the item; skip the next.
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("e")
+    expect(page.locator('#message-1 textarea[name="content"]')).to_be_focused()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("A kinder answer.")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("article#message-1 .body")).to_contain_text("A kinder answer.")
+    screenshot("working")
+    settled(page)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+Enter")
+    expect(progress).to_have_text("1 / 3 done by you")
+    settled(page)
+    page.keyboard.press("s")
+    expect(page.locator("#queue-workspace")).to_contain_text("Skipped item #2")
+    settled(page)
+    page.keyboard.press("Control+Enter")
+    expect(progress).to_have_text("2 / 3 done by you")
+    print("DBG", page.locator("#queue-workspace").inner_html()[:600])
+    expect(page.locator("#queue-workspace")).to_contain_text("Nothing left to do")
+
+    log_in(page, live_server, "rev")
+    page.goto(f"{live_server.url}/queues/{queue.pk}/review/")
+    first = page.locator("section[data-assignment]").first
+    first.locator("textarea").fill("Please keep the greeting.")
+    first.locator('[data-action="reject"]').click()
+    expect(page.locator(".flash")).to_contain_text("rejected")
+
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/queues/{queue.pk}/")
+    expect(page.locator("#returned")).to_contain_text("Please keep the greeting.")
+    page.locator('#returned [data-action="resume"]').click()
+    expect(page.locator("[data-review-comment]")).to_contain_text("Please keep the greeting.")
+    page.locator('[data-action="submit-item"]').click()
+    expect(page.locator("#queue-workspace")).to_contain_text("Submitted item #1")
+
+    log_in(page, live_server, "cur")
+    page.goto(f"{live_server.url}/queues/{queue.pk}/dashboard/")
+    expect(page.locator('td[data-state="submitted"]')).to_have_text("2")
+    expect(page.locator('td[data-state="skipped"]')).to_have_text("1")
+    expect(page.locator('tr[data-annotator="ann"]')).to_be_visible()
+    screenshot("dashboard")
+    assert QueueAssignment.objects.filter(state=AssignmentState.SUBMITTED).count() == 2
