@@ -26,8 +26,11 @@ ROUTES = {
     ("get", "/transcripts/{pk}/diff"): {401, 403, 404, 422},
     ("post", "/transcripts/{pk}/revisions/{number}/restore"): {401, 403, 404, 409, 410, 422},
     ("get", "/formats/specs"): {401},
-    ("post", "/formats/detect"): {401, 422},
-    ("post", "/formats/parse"): {400, 401, 422},
+    ("post", "/formats/detect"): {401, 413, 422},
+    ("post", "/formats/parse"): {400, 401, 413, 422},
+    ("post", "/validate"): {401, 413, 422},
+    ("post", "/convert"): {401, 413, 422},
+    ("post", "/render"): {401, 413, 422},
 }
 
 
