@@ -143,6 +143,54 @@ def read_system_message(text: str) -> SystemSettings | None:
     return None
 
 
+# The lines of a system message in gpt-oss's format, in the order its renderer writes them
+# (each optional): identity, cutoff, date | reasoning | # Tools … | channels, function routing.
+CUTOFF_PREFIX = "Knowledge cutoff: "
+CHANNELS_PREFIX = "# Valid channels: "
+ROUTING_PREFIX = "Calls to these tools must go to the commentary channel: "
+TOOLS_HEADING = "# Tools"
+SYSTEM_LINE_ORDER = (CUTOFF_PREFIX, DATE_PREFIX, REASONING_PREFIX, TOOLS_HEADING, CHANNELS_PREFIX)
+# A message is gpt-oss's only when it says one of these: an identity line alone is any prompt.
+DISTINCTIVE = frozenset({CUTOFF_PREFIX, REASONING_PREFIX, CHANNELS_PREFIX})
+
+
+def is_system_message(text: str) -> bool:
+    """Whether ``text`` is a system message in gpt-oss's format: any subset of the sections
+    its renderer writes, in its order (identity line, ``Knowledge cutoff:``, ``Current
+    date:``; ``Reasoning: low|medium|high``; a ``# Tools`` section; ``# Valid channels: …``
+    and the ``functions`` routing line), separated by blank lines or not. Such a message is
+    *the* system message, whatever its settings: kept as written, never generated again
+    nor read as instructions."""
+    lines = text.split("\n")
+    seen: list[str] = []
+    at = 0 if _system_line_kind(lines[0]) else 1  # a first line of another kind: the identity
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        if not line.strip():
+            continue
+        kind = _system_line_kind(line)
+        if kind is None or (
+            seen and SYSTEM_LINE_ORDER.index(kind) <= SYSTEM_LINE_ORDER.index(seen[-1])
+        ):
+            return False
+        if kind == REASONING_PREFIX and line.removeprefix(kind) not in REASONING_EFFORTS:
+            return False
+        seen.append(kind)
+        if kind == TOOLS_HEADING:  # its namespaces run up to the channels line
+            while at < len(lines) and not lines[at].startswith(CHANNELS_PREFIX):
+                at += 1
+        elif kind == CHANNELS_PREFIX and at < len(lines) and lines[at].startswith(ROUTING_PREFIX):
+            at += 1
+    return not DISTINCTIVE.isdisjoint(seen)
+
+
+def _system_line_kind(line: str) -> str | None:
+    if line == TOOLS_HEADING:
+        return TOOLS_HEADING
+    return next((prefix for prefix in SYSTEM_LINE_ORDER if line.startswith(prefix)), None)
+
+
 def _builtin_tools_section(rest: str) -> str | None:
     """The ``# Tools`` section at the start of ``rest`` (what follows the reasoning line and
     its blank line) when every namespace it declares is a gpt-oss built-in; it runs up to the

@@ -643,6 +643,7 @@ class _Lowering:
             or first is None
             or first.role not in ("system", "developer")
             or not first.content.strip()
+            or (first.role == "developer" and first.content.startswith(DEVELOPER_HEADINGS))
         ):
             if tools:
                 _tools_into_developer(self.out, tools)
@@ -660,12 +661,8 @@ class _Lowering:
         """gpt-oss's system message, generated from ``generation_settings`` (effort: medium
         when none is given; the date line only with a date, so conversion is deterministic)."""
         first = self.out[0] if self.out else None
-        if (
-            first is not None
-            and first.role == "system"
-            and harmony_prompt.read_system_message(first.content)
-        ):
-            return  # the source's own, kept: it disagreed with its settings or has built-ins
+        if first is not None and first.role == "system" and is_gpt_oss_system(first.content):
+            return  # the source's own, kept as written: its settings are in it
         settings = self.prompt_settings()
         effort = settings.get(REASONING_EFFORT, harmony_prompt.DEFAULT_REASONING_EFFORT)
         text = harmony_prompt.system_message(
@@ -676,15 +673,19 @@ class _Lowering:
         self.out.insert(0, Message(role="system", content=text))
 
 
+def is_gpt_oss_system(text: str) -> bool:
+    """gpt-oss's system message, the default one (``read_system_message``) or any other in
+    its format (``is_system_message``)."""
+    return harmony_prompt.read_system_message(text) is not None or harmony_prompt.is_system_message(
+        text
+    )
+
+
 def _prompt_at(messages: list[Message]) -> int:
     """Where the prompt that leads a conversation sits: after gpt-oss's own system message
     (``harmony_prompt``), which says settings and built-in tools, not instructions."""
     first = messages[0] if messages else None
-    gpt_oss = (
-        first is not None
-        and first.role == "system"
-        and harmony_prompt.read_system_message(first.content) is not None
-    )
+    gpt_oss = first is not None and first.role == "system" and is_gpt_oss_system(first.content)
     return 1 if gpt_oss else 0
 
 
@@ -717,6 +718,8 @@ def _regenerated_ids(hub: Hub) -> dict[int, str]:
 
 TOOLS_HEADING = "# Tools"
 INSTRUCTIONS_HEADING = "# Instructions\n\n"
+# A developer message that opens with one of these is already in gpt-oss's layout.
+DEVELOPER_HEADINGS = (INSTRUCTIONS_HEADING, TOOLS_HEADING + "\n")
 
 
 def _tools_into_developer(messages: list[Message], tools: list[dict[str, Any]]) -> None:
