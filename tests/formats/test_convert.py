@@ -480,3 +480,22 @@ def test_gpt_oss_system_messages_are_recognised_in_any_subset(text):
 )
 def test_other_system_prompts_are_not_gpt_oss_system_messages(text):
     assert not harmony_prompt.is_system_message(text)
+
+
+HARMONY_OUTPUTS = [
+    p.stem
+    for p in CASES
+    if json.loads(p.read_text("utf-8"))["to"] == "harmony"
+    and json.loads(p.read_text("utf-8"))["from"] == "openai-messages"
+]
+
+
+@pytest.mark.parametrize("name", HARMONY_OUTPUTS)
+def test_harmony_through_openai_messages_gives_back_the_same_bytes(name):
+    """harmony → openai-messages → harmony is the identity on what gpt-oss's renderer writes
+    (the outputs of the openai-messages → harmony fixtures)."""
+    harmony = json.loads((CORPUS / f"{name}.json").read_text("utf-8"))["output"]
+    openai, _ = convert(formats.parse(harmony, "harmony")[0], "openai-messages")
+    back, losses = convert(formats.parse(openai, "openai-messages")[0], "harmony")
+    assert back == harmony
+    assert losses == []
