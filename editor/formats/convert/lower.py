@@ -242,6 +242,13 @@ class _Lowering:
 
     def message(self, m: Message, index: int) -> None:
         to = self.to
+        if m.attrs.get("content", "") is None and not m.content and to != OPENAI:
+            # openai-messages' `"content": null` with no call beside it: a message that says
+            # nothing, which no other spec writes without inventing an empty one.
+            self.loss(index, "message", f'"content": null with nothing else dropped ({to})')
+            return
+        if self.hub.source == OPENAI and m.channel == "analysis" and not m.content:
+            return  # `"reasoning": ""`: no reasoning at all, not an empty analysis message
         if m.end is None and to in NO_OPEN_MESSAGE:
             if not m.content:
                 # A bare prompt for the model: an empty complete message would be a turn
@@ -373,7 +380,9 @@ class _Lowering:
             and m.role == "assistant"
             and not m.attrs.get("header_only")
         ):
-            m.channel = "final"  # HIP-1 §2: Harmony always names the channel; none means final
+            # HIP-1 §2: Harmony always names the channel; none means final, except text
+            # right before a call: gpt-oss writes that preamble on commentary, never final.
+            m.channel = "commentary" if self.precedes_call() else "final"
         if to == HARMONY:
             self.harmony_ends(m, index, reply)
         if to not in OCM_FAMILY and m.channel == "analysis" and (reply or is_call(m)):
@@ -472,6 +481,10 @@ class _Lowering:
                 # truncated, so a complete one needs it (read back as <|return|>).
                 m.end = RETURN
                 self.loss(self.hub.messages[self.position][1], "end", LAST_END_TURN_LOSS)
+
+    def precedes_call(self) -> bool:
+        following = self.hub.messages[self.position + 1 : self.position + 2]
+        return bool(following) and is_call(following[0][0])
 
     def is_last(self) -> bool:
         return self.position == len(self.hub.messages) - 1
