@@ -6,8 +6,9 @@
     envelope = {"text" | "document", "spec"?, …}   ; the import envelope (docs/storage.md)
 
 A record's diagnostics keep the positions of its own transcript text (for a bare document,
-the line itself: line 1, the column in the file). A line that is not JSON, or not an object,
-is one E-PARSE-JSON / E-PARSE-SHAPE diagnostic for that record; the dataset goes on.
+the line itself: line 1, the column in the file). A line that is not UTF-8 or not JSON is one
+E-PARSE-JSON diagnostic for that record, an envelope field of the wrong kind one
+E-PARSE-SHAPE; the dataset goes on.
 
 Records are independent, so ``jobs`` worker processes share them: the lines go out in
 batches and the reports come back in order. A file whose first line is a single message
