@@ -19,6 +19,7 @@ api = NinjaAPI(
 )
 install_error_handlers(api)
 api.add_router("/formats", formats.router)
+api.add_router("/", formats.verbs)
 api.add_router("/", datasets.router)
 api.add_router("/", transcripts.router)
 api.add_router("/", messages.router)

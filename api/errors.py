@@ -4,6 +4,7 @@ The domain's refusals are ``StorageError``s, each with its own code and status: 
 handler maps them all. There is no catch-all: a bug stays a 500 and is logged as one.
 """
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
@@ -47,6 +48,10 @@ def install_error_handlers(api: NinjaAPI) -> None:
         return error_response(
             api, request, 422, "invalid-request", "The request is not valid.", exc.errors
         )
+
+    @api.exception_handler(RequestDataTooBig)
+    def on_request_too_big(request, exc: RequestDataTooBig):
+        return error_response(api, request, 413, "body-too-large", str(exc))
 
     @api.exception_handler(AuthenticationError)
     def on_authentication_error(request, exc: AuthenticationError):

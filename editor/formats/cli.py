@@ -2,24 +2,35 @@
 
     ocm detect FILE
     ocm parse FILE [--spec S]                 canonical JSON on stdout
-    ocm validate FILE [--spec S]              FILE:line:col: severity CODE: message
+    ocm validate FILE [--spec S] [--format text|json]
+                                              FILE:line:col: severity CODE: message
     ocm convert FILE --to S [--from S]        text on stdout, losses on stderr
     ocm render FILE [--audience A]
 
-``-`` reads standard input. Exit status: 0 fine, 1 the input has errors (or no spec was
-detected), 2 the command could not run (unreadable file, bad arguments, missing feature).
+``validate`` and ``convert`` also read a JSONL dataset (``--jsonl``, or a ``.jsonl`` /
+``.ndjson`` FILE; ``-j N`` uses N processes): one transcript a line, reported by line number
+(``FILE:RECORD: line:col: …``), with a summary on stderr; ``convert`` writes one converted
+record a line (see ``jsonl``). ``-`` reads standard input.
+
+Exit status: 0 fine, 1 the input has errors (or no spec was detected), 2 the command could
+not run (unreadable file, bad arguments, missing feature).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import json
 import sys
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
+from typing import IO
 
-from . import parse, serialize
+from . import jsonl, parse, serialize
 from .canonical import dumps
 from .detect import detect as detect_spec
 from .diagnostics import ERROR, Diagnostic, has_errors
@@ -50,9 +61,9 @@ def read_input(path: str) -> str:
         raise CliError(f"{path}: not UTF-8 (invalid byte at offset {err.start})") from None
 
 
-def counted(number: int, noun: str) -> str:
-    """``1 error``, ``2 errors``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 error``, ``2 errors``; ``1 loss``, ``2 losses``."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def installed_version() -> str:
@@ -62,8 +73,12 @@ def installed_version() -> str:
         return "unknown"
 
 
-def format_diagnostic(path: str, diagnostic: Diagnostic) -> str:
-    return f"{path}:{diagnostic.line}:{diagnostic.column}: {diagnostic.severity} {diagnostic.code}: {diagnostic.message}"
+def format_diagnostic(path: str, diagnostic: Diagnostic, record: int | None = None) -> str:
+    """``FILE:LINE:COL: severity CODE: message``; a dataset record's diagnostics are
+    ``FILE:RECORD: LINE:COL: …`` (the position inside that record's transcript)."""
+    where = f"{diagnostic.line}:{diagnostic.column}"
+    where = f"{path}:{where}" if record is None else f"{path}:{record}: {where}"
+    return f"{where}: {diagnostic.severity} {diagnostic.code}: {diagnostic.message}"
 
 
 def cmd_detect(args: argparse.Namespace, out, err) -> int:
@@ -82,13 +97,14 @@ def cmd_parse(args: argparse.Namespace, out, err) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out, err) -> int:
-    text = read_input(args.file)
-    transcript, diagnostics = parse(text, spec=args.spec)
+    if dataset_input(args):
+        return validate_dataset(args, out, err)
     validator = optional("validate")
-    if validator is not None and transcript.spec in SPEC_IDS:
-        diagnostics = diagnostics + list(validator.validate(transcript, text=text))
-    for diagnostic in diagnostics:
-        out.write(format_diagnostic(args.file, diagnostic) + "\n")
+    if validator is None:
+        raise CliError("validation is not available in this installation")
+    text = read_input(args.file)
+    transcript, diagnostics = validator.validate_text(text, args.spec)
+    write_diagnostics(args, [(None, d) for d in diagnostics], out)
     errors = sum(d.severity == ERROR for d in diagnostics)
     err.write(
         f"{args.file}: {transcript.spec}, {counted(len(transcript.messages), 'message')}, "
@@ -97,7 +113,71 @@ def cmd_validate(args: argparse.Namespace, out, err) -> int:
     return FAILED if errors else OK
 
 
+def write_diagnostics(
+    args: argparse.Namespace, found: Iterable[tuple[int | None, Diagnostic]], out
+) -> None:
+    """``found`` (record number or None, diagnostic) as compiler lines or one JSON array."""
+    if args.format == "text":
+        for record, diagnostic in found:
+            out.write(format_diagnostic(args.file, diagnostic, record) + "\n")
+        return
+    out.write("[")
+    for i, (record, diagnostic) in enumerate(found):
+        item = diagnostic.to_dict()
+        item.setdefault("fix", None)
+        if record is not None:
+            item["record"] = record
+        out.write(("," if i else "") + "\n  " + json.dumps(item, ensure_ascii=False))
+    out.write("\n]\n")
+
+
+def dataset_input(args: argparse.Namespace) -> bool:
+    """A JSONL dataset: ``--jsonl``, or a .jsonl/.ndjson file that is not one openchatml-json
+    transcript written as JSON Lines."""
+    if args.jsonl:
+        return True
+    if not args.file.endswith(jsonl.DATASET_SUFFIXES):
+        return False
+    with open_input(args.file) as lines:
+        first = next(jsonl.numbered_lines(lines), None)
+    return first is not None and jsonl.is_dataset(first[1])
+
+
+def open_input(path: str) -> contextlib.AbstractContextManager[IO[bytes]]:
+    try:
+        return contextlib.nullcontext(sys.stdin.buffer) if path == "-" else open(path, "rb")
+    except OSError as err:
+        raise CliError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def dataset_reports(args: argparse.Namespace, task) -> Iterator[jsonl.RecordReport]:
+    with open_input(args.file) as lines:
+        yield from jsonl.run(lines, task, jobs=args.jobs)
+
+
+def validate_dataset(args: argparse.Namespace, out, err) -> int:
+    totals = Counter()
+
+    def diagnostics() -> Iterator[tuple[int, Diagnostic]]:
+        for report in dataset_reports(args, partial(jsonl.validate_record, spec=args.spec)):
+            errors = sum(d.severity == ERROR for d in report.diagnostics)
+            totals.update(records=1, failed=bool(errors), errors=errors)
+            totals.update(others=len(report.diagnostics) - errors)
+            for diagnostic in report.diagnostics:
+                yield report.number, diagnostic
+
+    write_diagnostics(args, diagnostics(), out)
+    err.write(
+        f"{args.file}: {counted(totals['records'], 'record')}, "
+        f"{totals['failed']} with errors, {counted(totals['errors'], 'error')}, "
+        f"{counted(totals['others'], 'other diagnostic')}\n"
+    )
+    return FAILED if totals["errors"] else OK
+
+
 def cmd_convert(args: argparse.Namespace, out, err) -> int:
+    if dataset_input(args):
+        return convert_dataset(args, out, err)
     transcript, diagnostics = parse(read_input(args.file), spec=args.source)
     for diagnostic in diagnostics:
         err.write(format_diagnostic(args.file, diagnostic) + "\n")
@@ -114,6 +194,28 @@ def cmd_convert(args: argparse.Namespace, out, err) -> int:
     return FAILED if has_errors(diagnostics) else OK
 
 
+def convert_dataset(args: argparse.Namespace, out, err) -> int:
+    """One converted record a line on stdout; diagnostics and losses on stderr, by line."""
+    totals = Counter()
+    task = partial(jsonl.convert_record, spec=args.source, to=args.to)
+    for report in dataset_reports(args, task):
+        for diagnostic in report.diagnostics:
+            err.write(format_diagnostic(args.file, diagnostic, report.number) + "\n")
+        for loss in report.losses:
+            err.write(f"{args.file}:{report.number}: loss: {loss}\n")
+        if report.output is None:
+            totals.update(failed=1)
+        else:
+            out.write(report.output + "\n")
+            totals.update(converted=1, errors=has_errors(report.diagnostics))
+        totals.update(losses=len(report.losses))
+    err.write(
+        f"{args.file}: {counted(totals['converted'], 'record')} converted, "
+        f"{totals['failed']} not converted, {counted(totals['losses'], 'loss', 'losses')}\n"
+    )
+    return FAILED if totals["failed"] or totals["errors"] else OK
+
+
 def cmd_render(args: argparse.Namespace, out, err) -> int:
     renderer = optional("render")
     if renderer is None:
@@ -124,6 +226,29 @@ def cmd_render(args: argparse.Namespace, out, err) -> int:
         err.write(format_diagnostic(args.file, diagnostic) + "\n")
     out.write(renderer.render_text(transcript, args.audience, source_text=text))
     return FAILED if has_errors(diagnostics) else OK
+
+
+def dataset_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="FILE is a JSONL dataset, one transcript (document or envelope) a line "
+        "(implied by a .jsonl or .ndjson name)",
+    )
+    command.add_argument(
+        "-j",
+        "--jobs",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="worker processes for a dataset (default: %(default)s)",
+    )
+
+
+def positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return int(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,10 +270,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     command("detect", cmd_detect, "print the spec id of FILE", spec=False)
     command("parse", cmd_parse, "print the canonical JSON of FILE with its diagnostics")
-    command("validate", cmd_validate, "list syntax and validation diagnostics of FILE")
+    validate = command("validate", cmd_validate, "list syntax and validation diagnostics of FILE")
+    validate.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: FILE:LINE:COL: severity CODE: message lines; json: one array of "
+        "diagnostics (default: %(default)s)",
+    )
+    dataset_options(validate)
     convert = command(
         "convert", cmd_convert, "write FILE in another spec; losses go to stderr", spec=False
     )
+    dataset_options(convert)
     convert.add_argument("--to", required=True, choices=SPEC_IDS, help="the spec to write")
     convert.add_argument(
         "--from", dest="source", choices=SPEC_IDS, help="the input's spec (detected when omitted)"

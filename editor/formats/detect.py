@@ -19,6 +19,7 @@ SNIFF_LIMIT = 65536
 BOM = "\ufeff"
 
 # The token that opens the first message decides the token-text family.
+COMPLETION_START = "<|channel|>"
 FAMILY_OPENERS = {
     "start": "ocm",
     "im_start": "openchatml-0.1",
@@ -91,6 +92,8 @@ def detect_tokens(text: str) -> str | None:
         return _ocm_flavour(text)
     if family is None and text.lstrip(BOM).startswith("[BOS]"):
         return "openchatml-0.1"
+    if family is None and text.lstrip(BOM + " \t\r\n").startswith(COMPLETION_START):
+        return "harmony"  # a completion: an inference engine's answer after `<|start|>assistant`
     return family
 
 

@@ -135,6 +135,12 @@ CODES: dict[str, CodeInfo] = _codes(
         "Open last message: a prompt for the model to complete",
         "<|start|>user<|message|>Hi<|end_message|><|start|>assistant",
     ),
+    CodeInfo(
+        "I-PARSE-IMPLIED-START",
+        INFO,
+        "A completion: its first message has no <|start|>assistant (the prompt ended with it)",
+        "<|channel|>final<|message|>Hi!<|return|>",
+    ),
     CodeInfo("E-PARSE-EMPTY", ERROR, "No message found in the input", ""),
     # --- JSON shapes ------------------------------------------------------------------------
     CodeInfo("E-PARSE-JSON", ERROR, "Input is not valid JSON", '[{"role": "user",'),

@@ -45,8 +45,11 @@ ROUTES = {
     ("post", "/assignments/{pk}/skip"): {401, 403, 404, 409, 422},
     ("post", "/assignments/{pk}/review"): {401, 403, 404, 409, 422},
     ("get", "/formats/specs"): {401},
-    ("post", "/formats/detect"): {401, 422},
-    ("post", "/formats/parse"): {400, 401, 422},
+    ("post", "/formats/detect"): {401, 413, 422},
+    ("post", "/formats/parse"): {400, 401, 413, 422},
+    ("post", "/validate"): {401, 413, 422},
+    ("post", "/convert"): {401, 413, 422},
+    ("post", "/render"): {401, 413, 422},
 }
 
 

@@ -443,3 +443,59 @@ def test_2x_cot_markers_split_harmony_analysis_and_are_reported():
     text, losses = convert(transcript, "harmony")
     assert "analysis<|message|>x<|end|>" in text
     assert [(loss.message_index, loss.field) for loss in losses][:1] == [(0, "content")]
+
+
+def test_spec_worked_example_16_2_keeps_its_own_system_message_in_harmony():
+    (example,) = (FIXTURES / "spec-samples" / "openchatml-2.2").glob("worked-example-16.2.txt")
+    text = example.read_text("utf-8")
+    transcript, _ = formats.parse(text, "openchatml-2.2")
+    harmony, _ = convert(transcript, "harmony")
+    assert harmony.count("<|start|>system") == 1
+    assert harmony.startswith(text[: text.index("<|end|>")])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Reasoning: high",
+        "You are a pirate.\nKnowledge cutoff: 2024-06",
+        "# Valid channels: analysis, final.",
+        harmony_prompt.system_message(reasoning_effort="low", current_date="2025-01-02"),
+        "Knowledge cutoff: 2024-06\nReasoning: high\n# Tools\n\n## browser\n\n// Browse.\n"
+        "namespace browser {\n}\n\n# Valid channels: analysis, final.",
+    ],
+)
+def test_gpt_oss_system_messages_are_recognised_in_any_subset(text):
+    assert harmony_prompt.is_system_message(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You are a pirate.",
+        "Reasoning: extreme",
+        "# Valid channels: analysis.\nReasoning: high",  # out of order
+        "Reasoning: high\nAlways answer in French.",  # instructions are not gpt-oss's sections
+    ],
+)
+def test_other_system_prompts_are_not_gpt_oss_system_messages(text):
+    assert not harmony_prompt.is_system_message(text)
+
+
+HARMONY_OUTPUTS = [
+    p.stem
+    for p in CASES
+    if json.loads(p.read_text("utf-8"))["to"] == "harmony"
+    and json.loads(p.read_text("utf-8"))["from"] == "openai-messages"
+]
+
+
+@pytest.mark.parametrize("name", HARMONY_OUTPUTS)
+def test_harmony_through_openai_messages_gives_back_the_same_bytes(name):
+    """harmony → openai-messages → harmony is the identity on what gpt-oss's renderer writes
+    (the outputs of the openai-messages → harmony fixtures)."""
+    harmony = json.loads((CORPUS / f"{name}.json").read_text("utf-8"))["output"]
+    openai, _ = convert(formats.parse(harmony, "harmony")[0], "openai-messages")
+    back, losses = convert(formats.parse(openai, "openai-messages")[0], "harmony")
+    assert back == harmony
+    assert losses == []

@@ -248,3 +248,47 @@ def test_crlf_document_keeps_crlf_in_an_edited_header_and_new_gaps():
     assert text.endswith("<|end|>\r\n<|start|>assistant<|channel|>final<|message|>yo<|end|>\r\n")
     again, _ = formats.parse(text, spec="openchatml-2.2")
     assert again.header == {"version": "2.2", "model": "gpt-oss-20b"}
+
+
+# --- completions and header recovery, as gpt-oss's parsers read them -------------------------
+
+COMPLETION = (
+    "<|channel|>analysis<|message|>User greets.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>Hi!<|return|>"
+)
+
+
+@pytest.mark.parametrize("spec", ["harmony", "openchatml-2.2", "openchatml-2.0"])
+def test_a_completion_starting_at_channel_is_an_assistant_message(spec):
+    transcript, diagnostics = formats.parse(COMPLETION, spec)
+    assert [(m.role, m.channel, m.content) for m in transcript.messages] == [
+        ("assistant", "analysis", "User greets."),
+        ("assistant", "final", "Hi!"),
+    ]
+    assert [(d.code, d.offset) for d in diagnostics] == [("I-PARSE-IMPLIED-START", 0)]
+    assert formats.serialize(transcript) == COMPLETION
+    transcript.messages[0].content = "User says hello."
+    assert formats.serialize(transcript) == COMPLETION.replace("User greets.", "User says hello.")
+
+
+def test_a_completion_is_detected_as_harmony():
+    assert formats.detect("<|channel|>final<|message|>Hi!<|return|>") == "harmony"
+    assert formats.detect(COMPLETION) == "harmony"
+
+
+@pytest.mark.parametrize("spec", ["harmony", "openchatml-2.2"])
+def test_a_header_without_message_token_keeps_its_loose_words_as_the_body(spec):
+    text = "<|start|>assistant<|channel|>commentary Hello there<|end|>"
+    transcript, (diagnostic,) = formats.parse(text, spec)
+    (message,) = transcript.messages
+    assert (message.channel, message.content_type, message.content) == (
+        "commentary",
+        None,
+        "Hello there",
+    )
+    assert diagnostic.code == "E-PARSE-UNEXPECTED-TOKEN"
+    assert formats.serialize(transcript) == text
+    (edit,) = diagnostic.fix.edits
+    fixed = text[: edit.start] + edit.replacement + text[edit.end :]
+    again, problems = formats.parse(fixed, spec)
+    assert again.messages[0].content == "Hello there" and problems == []

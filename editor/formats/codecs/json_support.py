@@ -5,8 +5,9 @@
 
 ``json`` does the parsing; this module only walks the first levels of a document with
 ``JSONDecoder.raw_decode`` so that every message (and each of its fields) keeps the offset
-it was written at, which diagnostics and the editor need. Each value is decoded once, so
-the walk is linear in the input.
+it was written at, which diagnostics and the editor need. Below the document, an object is
+decoded whole, in C, and its members are located only when asked (``Node.member``): most
+messages never are, as only a diagnostic needs a field's offset. The walk stays linear.
 """
 
 from __future__ import annotations
@@ -44,8 +45,14 @@ class Node:
     end: int
     items: list[Node] | None = None
     members: dict[str, Node] | None = None
+    # An object decoded whole: (text, decoder, depth) to locate its members when asked.
+    unwalked: tuple[str, json.JSONDecoder, int] | None = None
 
     def member(self, key: str) -> Node | None:
+        if self.unwalked is not None:
+            text, decoder, depth = self.unwalked
+            self.members = _read_object(text, self.start, decoder, depth).members
+            self.unwalked = None
         return None if self.members is None else self.members.get(key)
 
     def at(self, key: str) -> int:
@@ -64,9 +71,11 @@ def read_value(text: str, pos: int, decoder: json.JSONDecoder, depth: int = WALK
     opener = text[pos : pos + 1]
     if depth > 0 and opener == "[":
         return _read_array(text, pos, decoder, depth)
-    if depth > 0 and opener == "{":
+    if depth == WALK_DEPTH and opener == "{":
         return _read_object(text, pos, decoder, depth)
     value, end = json_depth.raw_decode(decoder, text, pos)
+    if depth > 0 and opener == "{":
+        return Node(value, pos, end, unwalked=(text, decoder, depth))
     return Node(value, pos, end)
 
 

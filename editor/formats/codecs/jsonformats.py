@@ -13,6 +13,7 @@ projections live in ``chatml_json`` and ``ocm_json``; this module exposes all th
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostics
@@ -29,7 +30,8 @@ SHAREGPT = "sharegpt"
 
 FUNCTIONS = "functions."
 ANALYSIS, COMMENTARY = "analysis", "commentary"
-REASONING_KEYS = ("reasoning_content", "reasoning")
+# "thinking": gpt-oss's chat template, Hugging Face datasets and ollama write reasoning so.
+REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 OPENAI_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", *REASONING_KEYS}
 )
@@ -75,24 +77,49 @@ def parse_openai(text: str, sink: Diagnostics) -> Transcript:
         return transcript
     array, others, key = js.message_list(nodes[0], ("messages",), sink, "Chat Completions messages")
     transcript.attrs = others
-    callees: dict[str, str] = {}  # call id → recipient, to name tool replies
+    calls = Calls()
     functions = declared_functions(others)
     for index, item in enumerate(array.items if array is not None else ()):
         raw = text[item.start : item.end]
-        for message in openai_messages(item, index, callees, sink, functions):
+        for message in openai_messages(item, index, calls, sink, functions):
             transcript.messages.append(stamp(message, OPENAI, item.start, raw))
     js.remember(transcript, text, key=key)
     return transcript
 
 
+@dataclass
+class Calls:
+    """The tool calls read so far, to name the replies: recipients by call id, and the calls
+    no reply has answered yet, in order. A reply without ``tool_call_id`` (gpt-oss's chat
+    template, Hugging Face datasets and ollama write them so) answers the first of those, as
+    Harmony pairs a call with the next reply."""
+
+    recipients: dict[str, str] = field(default_factory=dict)
+    unanswered: list[tuple[str | None, str]] = field(default_factory=list)
+
+    def called(self, call: Message) -> None:
+        if call.call_id:
+            self.recipients[call.call_id] = call.recipient or ""
+        self.unanswered.append((call.call_id, call.recipient or ""))
+
+    def answered(self, call_id: str | None) -> str | None:
+        """The recipient of the call the reply with ``call_id`` answers."""
+        for k, (pending, recipient) in enumerate(self.unanswered):
+            if call_id is None or pending == call_id:
+                del self.unanswered[k]
+                return recipient
+        return self.recipients.get(call_id) if call_id is not None else None
+
+
 def openai_messages(
     node: js.Node,
     index: int,
-    callees: dict[str, str],
+    calls_read: Calls,
     sink: Diagnostics,
     functions: frozenset[str],
 ) -> list[Message]:
-    """message = {"role", "content"?, "name"?, "tool_calls"?, "tool_call_id"?, "reasoning[_content]"?}"""
+    """message = {"role", "content"?, "name"?, "tool_calls"?, "tool_call_id"?,
+    "reasoning_content" | "reasoning" | "thinking"?}"""
     data = node.value
     if not js.has_string_key(node, "role", "A message", index, sink):
         return []
@@ -103,11 +130,12 @@ def openai_messages(
         role = "tool"
     out: list[Message] = []
     extra = {k: v for k, v in data.items() if k not in OPENAI_KEYS}
-    for key in REASONING_KEYS:
-        if isinstance(data.get(key), str):
-            attrs = {} if key == REASONING_KEYS[0] else {"reasoning_key": key}
-            out.append(Message(role=role, content=data[key], channel=ANALYSIS, attrs=attrs))
-            break
+    reasoning = _reasoning_key(data)
+    if reasoning is not None:
+        attrs = {} if reasoning == REASONING_KEYS[0] else {"reasoning_key": reasoning}
+        out.append(Message(role=role, content=data[reasoning], channel=ANALYSIS, attrs=attrs))
+        # A second, non-empty reasoning key has no message of its own: it stays as written.
+        extra.update({k: data[k] for k in REASONING_KEYS if k != reasoning and data.get(k)})
     calls = data.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         js.shape_error(sink, node.at("tool_calls"), '"tool_calls" must be an array', index)
@@ -121,8 +149,7 @@ def openai_messages(
         message = tool_call_message(call, role, node, index, sink, functions)
         if message is not None:
             out.append(message)
-            if message.call_id:
-                callees[message.call_id] = message.recipient or ""
+            calls_read.called(message)
     legacy = data.get("function_call")
     if isinstance(legacy, dict):
         out.append(
@@ -147,11 +174,20 @@ def openai_messages(
         first.name = data["name"]
     if "tool_call_id" in data:
         first.call_id = data["tool_call_id"]
-        if first.name is None and first.call_id in callees:
-            first.name = callees[first.call_id]
+    if role == "tool":
+        call_id = first.call_id if isinstance(first.call_id, str) else None
+        answered = calls_read.answered(call_id)
+        if first.name is None and answered:
+            first.name = answered
     if extra:
         first.attrs[EXTRA] = extra
     return out
+
+
+def _reasoning_key(data: dict[str, Any]) -> str | None:
+    """The key holding a message's reasoning: the first with text, else the first string."""
+    keys = [k for k in REASONING_KEYS if isinstance(data.get(k), str)]
+    return next((k for k in keys if data[k]), keys[0] if keys else None)
 
 
 def content_message(node: js.Node, role: str, index: int, sink: Diagnostics) -> Message | None:
@@ -262,7 +298,10 @@ def openai_object(group: list[Message]) -> dict[str, Any]:
         out["content"] = None
     if calls:
         out["tool_calls"] = calls
-    if first.name is not None and (first.role != "tool" or first.attrs.get("name_written")):
+    # A tool reply is named by its call id; without one, its name is all that says which
+    # tool answered.
+    named = first.attrs.get("name_written") or first.call_id is None
+    if first.name is not None and (first.role != "tool" or named):
         out["name"] = function_name(first.name) if first.role == "tool" else first.name
     if first.call_id is not None and first.role == "tool":
         out["tool_call_id"] = first.call_id

@@ -68,6 +68,10 @@ HEADER_ATTRS = "header_attrs"  # {key: value} of attributes without a field; val
 CHANNEL_ATTRS = "channel_attrs"  # keys written after <|channel|> rather than in the start header
 ATTR_ORDER = "attr_order"  # keys in written order, kept only when it is not the canonical order
 HEADER_ONLY = "header_only"  # `<|start|>assistant` at the end: a completion prompt, no <|message|>
+# A completion as inference engines return it: the first message starts at <|channel|>, its
+# `<|start|>assistant` being the end of the prompt (harmony, ollama, llama.cpp, vLLM read so).
+IMPLIED_START = "implied_start"
+IMPLIED_ROLE = "assistant"
 CRLF = "\r\n"
 BARE_CONTENT_TYPE = "bare_content_type"  # Harmony `to=python code`: content type without `key=`
 
@@ -183,6 +187,11 @@ def parse_messages(
     lead_end = len(src)
     start_text = token(START)
     find = src.find
+    first = len(src) - len(src[pos:].lstrip(WHITESPACE))
+    if dialect.channels and src.startswith(token(CHANNEL), first):
+        lead_end = first
+        message, pos = _slow_message(src, first, stream, sink, dialect, 0, implied=True)
+        messages.append(message)
     while True:
         at = find(start_text, pos)
         gap = src[pos:] if at == -1 else src[pos:at]
@@ -356,17 +365,35 @@ def _fast_attributes(words: list[str], fields: dict[str, str]) -> bool:
 
 
 def _slow_message(
-    src: str, at: int, stream: TokenStream, sink: Diagnostics, dialect: Dialect, index: int
+    src: str,
+    at: int,
+    stream: TokenStream,
+    sink: Diagnostics,
+    dialect: Dialect,
+    index: int,
+    *,
+    implied: bool = False,
 ) -> tuple[Message, int]:
     """message = "<|start|>" head [channel] [constrain] ["<|message|>" body] [terminator]
 
     Walks the tokens from the <|start|> at ``at``; returns the message and where it ends.
+    ``implied``: the message starts at its <|channel|> (a completion, ``IMPLIED_START``).
     """
     tokens = stream.tokens(at)
     start_tok = next(tokens)
     parts = [_Part(START, start_tok.end)]
+    if implied:
+        sink.add(
+            "I-PARSE-IMPLIED-START",
+            at,
+            "The first message starts at <|channel|>: read as a completion, its "
+            "<|start|>assistant implied (the prompt ended with it)",
+            message_index=index,
+        )
+        parts = [_Part(START, at), _Part(CHANNEL, start_tok.end)]
     state = IN_HEAD
     body_start = -1
+    no_message_token = False  # a terminator ended the header: its loose words are the body
     end_kind: str | None = None
     terminators = dialect.terminators
     for tok in tokens:
@@ -375,14 +402,23 @@ def _slow_message(
             end_kind = terminators[kind]
             if state == IN_HEAD:
                 parts[-1].end = tok.start
+                # <|message|> goes before the loose words, which are read as the body.
+                loose_at = _loose_words_start(src, parts[-1], implied)
+                insert_at = tok.start if loose_at is None else loose_at
+                read = (
+                    "the message has no body"
+                    if loose_at is None
+                    else ("the header's loose words are read as the body")
+                )
                 sink.add(
                     "E-PARSE-UNEXPECTED-TOKEN",
                     tok.start,
-                    f"{src[tok.start : tok.end]} before <|message|>: the message has no body",
+                    f"{src[tok.start : tok.end]} before <|message|>: {read}",
                     message_index=index,
-                    fix=Fix("Insert <|message|>", (Edit(tok.start, tok.start, token(MESSAGE)),)),
+                    fix=Fix("Insert <|message|>", (Edit(insert_at, insert_at, token(MESSAGE)),)),
                 )
                 body_start = tok.start
+                no_message_token = True
             body_end = tok.start
             end = tok.end
             break
@@ -412,8 +448,18 @@ def _slow_message(
             parts[-1].end = end
         body_end = end
         _open_at_end(src, body_start, end, sink, dialect, index)
-    message = _build(src, parts, body_start, body_end, end_kind, sink, dialect, index)
+    message = _build(
+        src, parts, body_start, body_end, end_kind, sink, dialect, index, implied, no_message_token
+    )
     return stamp_span(message, dialect.spec, src, at, end), end
+
+
+def _loose_words_start(src: str, part: _Part, implied: bool) -> int | None:
+    """Where the words of a header part that are neither its name nor attributes begin."""
+    words = list(WORD_RE.finditer(src, part.start, part.end))
+    named = 0 if part.kind == CONSTRAIN or (part.kind == START and implied) else 1
+    loose = [m for m in words[named:] if "=" not in m.group()]
+    return loose[0].start() if loose else None
 
 
 def _check_head_order(src: str, parts: list[_Part], tok: Token, sink: Diagnostics, index: int):
@@ -498,16 +544,28 @@ def _open_at_end(src, body_start, end, sink, dialect, index) -> None:
     )
 
 
-def _build(src, parts, body_start, body_end, end_kind, sink, dialect, index) -> Message:
+def _build(
+    src, parts, body_start, body_end, end_kind, sink, dialect, index, implied, no_message_token
+) -> Message:
+    """The message of the header ``parts`` and the body. Without a <|message|> token before
+    the terminator, the header's words that are neither its names nor attributes are the body,
+    as openai/harmony's non-strict parser recovers (``<|channel|>commentary Hello<|end|>``)."""
     message = Message(role="", end=end_kind)
-    attrs: dict = {}
+    attrs: dict = {IMPLIED_START: True} if implied else {}
     written: list[str] = []
+    loose: list[str] = []
     for part in parts:
         words = [(m.start(), m.group()) for m in WORD_RE.finditer(src, part.start, part.end)]
+        if no_message_token and part.kind != CONSTRAIN:
+            named = words[:1] if part.kind != START or not implied else []
+            loose += [w for _, w in words[len(named) :] if "=" not in w]
+            words = named + [(o, w) for o, w in words[len(named) :] if "=" in w]
         if part.kind == CONSTRAIN:
             _read_constrain(message, words, part, sink, index)
             continue
-        if part.kind == START:
+        if part.kind == START and implied:
+            message.role = IMPLIED_ROLE
+        elif part.kind == START:
             first = _read_name(words, "role", part, sink, index)
             message.role = first
         else:
@@ -516,6 +574,8 @@ def _build(src, parts, body_start, body_end, end_kind, sink, dialect, index) -> 
             _read_attribute(message, attrs, written, part.kind, offset, word, sink, dialect, index)
     if body_start < 0:
         attrs[HEADER_ONLY] = True
+    elif loose:
+        message.content = " ".join(loose)
     else:
         message.content = src[body_start:body_end]
     canonical = _canonical_order(written, attrs.get(CHANNEL_ATTRS, ()))
@@ -655,7 +715,8 @@ def format_message(message: Message, dialect: Dialect) -> str:
     order = [k for k in attrs.get(ATTR_ORDER, ()) if k in present]
     order += [k for k in _canonical_order(present, channel_keys) if k not in order]
     bare = attrs.get(BARE_CONTENT_TYPE)
-    out = [token(START), message.role]
+    implied = attrs.get(IMPLIED_START) and message.role == IMPLIED_ROLE and dialect.channels
+    out = [] if implied else [token(START), message.role]
     for key in order:
         if key not in channel_keys:
             out.append(_attribute(key, values[key], False))

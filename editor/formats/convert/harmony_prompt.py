@@ -44,20 +44,16 @@ Developer message (``developer_message``)::
 
     } // namespace functions
 
-JSON Schema → TypeScript (``schema_to_typescript``): ``string``/``number``/``boolean``/
-``null``; ``integer`` → ``number``; ``enum`` → a union of literals; ``anyOf``/``oneOf`` and
-type lists → unions; ``array`` → ``T[]`` (``(A | B)[]`` for unions); objects → ``{ … }`` with
-one property a line, ``?`` when not required, the description as ``//`` lines above and the
-default as a trailing ``// default: X`` (strings unquoted, other values as JSON); a tool with
-no parameters → ``() => any``; anything else → ``any``. ``typescript.parse_namespaces``
-reads this back.
+Each tool is written by ``tools.typescript_writer`` exactly as openai/harmony's renderer
+writes it; ``tools.typescript.parse_namespaces`` reads it back.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from ..tools.typescript_writer import function_type
 
 MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 REASONING_EFFORTS = ("low", "medium", "high")
@@ -143,6 +139,54 @@ def read_system_message(text: str) -> SystemSettings | None:
     return None
 
 
+# The lines of a system message in gpt-oss's format, in the order its renderer writes them
+# (each optional): identity, cutoff, date | reasoning | # Tools … | channels, function routing.
+CUTOFF_PREFIX = "Knowledge cutoff: "
+CHANNELS_PREFIX = "# Valid channels: "
+ROUTING_PREFIX = "Calls to these tools must go to the commentary channel: "
+TOOLS_HEADING = "# Tools"
+SYSTEM_LINE_ORDER = (CUTOFF_PREFIX, DATE_PREFIX, REASONING_PREFIX, TOOLS_HEADING, CHANNELS_PREFIX)
+# A message is gpt-oss's only when it says one of these: an identity line alone is any prompt.
+DISTINCTIVE = frozenset({CUTOFF_PREFIX, REASONING_PREFIX, CHANNELS_PREFIX})
+
+
+def is_system_message(text: str) -> bool:
+    """Whether ``text`` is a system message in gpt-oss's format: any subset of the sections
+    its renderer writes, in its order (identity line, ``Knowledge cutoff:``, ``Current
+    date:``; ``Reasoning: low|medium|high``; a ``# Tools`` section; ``# Valid channels: …``
+    and the ``functions`` routing line), separated by blank lines or not. Such a message is
+    *the* system message, whatever its settings: kept as written, never generated again
+    nor read as instructions."""
+    lines = text.split("\n")
+    seen: list[str] = []
+    at = 0 if _system_line_kind(lines[0]) else 1  # a first line of another kind: the identity
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        if not line.strip():
+            continue
+        kind = _system_line_kind(line)
+        if kind is None or (
+            seen and SYSTEM_LINE_ORDER.index(kind) <= SYSTEM_LINE_ORDER.index(seen[-1])
+        ):
+            return False
+        if kind == REASONING_PREFIX and line.removeprefix(kind) not in REASONING_EFFORTS:
+            return False
+        seen.append(kind)
+        if kind == TOOLS_HEADING:  # its namespaces run up to the channels line
+            while at < len(lines) and not lines[at].startswith(CHANNELS_PREFIX):
+                at += 1
+        elif kind == CHANNELS_PREFIX and at < len(lines) and lines[at].startswith(ROUTING_PREFIX):
+            at += 1
+    return not DISTINCTIVE.isdisjoint(seen)
+
+
+def _system_line_kind(line: str) -> str | None:
+    if line == TOOLS_HEADING:
+        return TOOLS_HEADING
+    return next((prefix for prefix in SYSTEM_LINE_ORDER if line.startswith(prefix)), None)
+
+
 def _builtin_tools_section(rest: str) -> str | None:
     """The ``# Tools`` section at the start of ``rest`` (what follows the reasoning line and
     its blank line) when every namespace it declares is a gpt-oss built-in; it runs up to the
@@ -169,7 +213,7 @@ def developer_message(instructions: str | None, tools: list[dict[str, Any]]) -> 
 
 def tools_namespace(tools: list[dict[str, Any]], namespace: str = FUNCTIONS_NAMESPACE) -> str:
     """OpenAI ``tools`` entries (``{"type": "function", "function": {…}}``) as a namespace."""
-    blocks = [_function_type(_function_of(tool)) for tool in tools]
+    blocks = [function_type(_function_of(tool)) for tool in tools]
     body = "\n\n".join(blocks)
     return f"namespace {namespace} {{\n\n{body}\n\n}} // namespace {namespace}"
 
@@ -177,66 +221,3 @@ def tools_namespace(tools: list[dict[str, Any]], namespace: str = FUNCTIONS_NAME
 def _function_of(tool: dict[str, Any]) -> dict[str, Any]:
     function = tool.get("function", tool)
     return function if isinstance(function, dict) else {}
-
-
-def _function_type(function: dict[str, Any]) -> str:
-    lines = _comment_lines(function.get("description"))
-    name = function.get("name") or "unnamed"
-    params = function.get("parameters")
-    if isinstance(params, dict) and params.get("properties"):
-        lines.append(f"type {name} = (_: {schema_to_typescript(params)}) => any;")
-    else:
-        lines.append(f"type {name} = () => any;")
-    return "\n".join(lines)
-
-
-def _comment_lines(description: Any) -> list[str]:
-    if not isinstance(description, str) or not description.strip():
-        return []
-    return [f"// {line}".rstrip() for line in description.strip().splitlines()]
-
-
-def _default_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def schema_to_typescript(schema: Any) -> str:
-    """A TypeScript type expression for ``schema`` (see the module docstring)."""
-    if not isinstance(schema, dict):
-        return "any"
-    if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
-        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    if "const" in schema:
-        return json.dumps(schema["const"], ensure_ascii=False)
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return " | ".join(schema_to_typescript(s) for s in schema[key])
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " | ".join(schema_to_typescript({**schema, "type": k}) for k in kind)
-    if kind in _SIMPLE_TYPES:
-        return _SIMPLE_TYPES[kind]
-    if kind == "array":
-        items = schema_to_typescript(schema.get("items", {}))
-        return f"({items})[]" if " | " in items else f"{items}[]"
-    if kind == "object" or "properties" in schema:
-        return _object_type(schema)
-    return "any"
-
-
-def _object_type(schema: dict[str, Any]) -> str:
-    properties = schema.get("properties")
-    if not isinstance(properties, dict) or not properties:
-        return "object"
-    required = set(schema.get("required") or ())
-    lines = ["{"]
-    for name, prop in properties.items():
-        prop = prop if isinstance(prop, dict) else {}
-        lines += _comment_lines(prop.get("description"))
-        mark = "" if name in required else "?"
-        line = f"{name}{mark}: {schema_to_typescript(prop)},"
-        if "default" in prop:
-            line += f" // default: {_default_text(prop['default'])}"
-        lines.append(line)
-    lines.append("}")
-    return "\n".join(lines)

@@ -242,6 +242,13 @@ class _Lowering:
 
     def message(self, m: Message, index: int) -> None:
         to = self.to
+        if m.attrs.get("content", "") is None and not m.content and to != OPENAI:
+            # openai-messages' `"content": null` with no call beside it: a message that says
+            # nothing, which no other spec writes without inventing an empty one.
+            self.loss(index, "message", f'"content": null with nothing else dropped ({to})')
+            return
+        if self.hub.source == OPENAI and m.channel == "analysis" and not m.content:
+            return  # `"reasoning": ""`: no reasoning at all, not an empty analysis message
         if m.end is None and to in NO_OPEN_MESSAGE:
             if not m.content:
                 # A bare prompt for the model: an empty complete message would be a turn
@@ -373,7 +380,9 @@ class _Lowering:
             and m.role == "assistant"
             and not m.attrs.get("header_only")
         ):
-            m.channel = "final"  # HIP-1 §2: Harmony always names the channel; none means final
+            # HIP-1 §2: Harmony always names the channel; none means final, except text
+            # right before a call: gpt-oss writes that preamble on commentary, never final.
+            m.channel = "commentary" if self.precedes_call() else "final"
         if to == HARMONY:
             self.harmony_ends(m, index, reply)
         if to not in OCM_FAMILY and m.channel == "analysis" and (reply or is_call(m)):
@@ -472,6 +481,10 @@ class _Lowering:
                 # truncated, so a complete one needs it (read back as <|return|>).
                 m.end = RETURN
                 self.loss(self.hub.messages[self.position][1], "end", LAST_END_TURN_LOSS)
+
+    def precedes_call(self) -> bool:
+        following = self.hub.messages[self.position + 1 : self.position + 2]
+        return bool(following) and is_call(following[0][0])
 
     def is_last(self) -> bool:
         return self.position == len(self.hub.messages) - 1
@@ -643,6 +656,7 @@ class _Lowering:
             or first is None
             or first.role not in ("system", "developer")
             or not first.content.strip()
+            or (first.role == "developer" and first.content.startswith(DEVELOPER_HEADINGS))
         ):
             if tools:
                 _tools_into_developer(self.out, tools)
@@ -660,12 +674,8 @@ class _Lowering:
         """gpt-oss's system message, generated from ``generation_settings`` (effort: medium
         when none is given; the date line only with a date, so conversion is deterministic)."""
         first = self.out[0] if self.out else None
-        if (
-            first is not None
-            and first.role == "system"
-            and harmony_prompt.read_system_message(first.content)
-        ):
-            return  # the source's own, kept: it disagreed with its settings or has built-ins
+        if first is not None and first.role == "system" and is_gpt_oss_system(first.content):
+            return  # the source's own, kept as written: its settings are in it
         settings = self.prompt_settings()
         effort = settings.get(REASONING_EFFORT, harmony_prompt.DEFAULT_REASONING_EFFORT)
         text = harmony_prompt.system_message(
@@ -676,15 +686,19 @@ class _Lowering:
         self.out.insert(0, Message(role="system", content=text))
 
 
+def is_gpt_oss_system(text: str) -> bool:
+    """gpt-oss's system message, the default one (``read_system_message``) or any other in
+    its format (``is_system_message``)."""
+    return harmony_prompt.read_system_message(text) is not None or harmony_prompt.is_system_message(
+        text
+    )
+
+
 def _prompt_at(messages: list[Message]) -> int:
     """Where the prompt that leads a conversation sits: after gpt-oss's own system message
     (``harmony_prompt``), which says settings and built-in tools, not instructions."""
     first = messages[0] if messages else None
-    gpt_oss = (
-        first is not None
-        and first.role == "system"
-        and harmony_prompt.read_system_message(first.content) is not None
-    )
+    gpt_oss = first is not None and first.role == "system" and is_gpt_oss_system(first.content)
     return 1 if gpt_oss else 0
 
 
@@ -717,6 +731,8 @@ def _regenerated_ids(hub: Hub) -> dict[int, str]:
 
 TOOLS_HEADING = "# Tools"
 INSTRUCTIONS_HEADING = "# Instructions\n\n"
+# A developer message that opens with one of these is already in gpt-oss's layout.
+DEVELOPER_HEADINGS = (INSTRUCTIONS_HEADING, TOOLS_HEADING + "\n")
 
 
 def _tools_into_developer(messages: list[Message], tools: list[dict[str, Any]]) -> None:

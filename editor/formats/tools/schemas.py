@@ -141,7 +141,7 @@ def collect(transcript: Transcript) -> dict[str, ToolSchema]:
             add(
                 ToolSchema(
                     key=signature.qualified_name,
-                    parameters=signature.parameters,
+                    parameters=signature.parameters or {"type": "object", "properties": {}},
                     description=signature.description,
                     message_index=index,
                 )

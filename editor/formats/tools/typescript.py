@@ -11,10 +11,17 @@ The subset (gpt-oss developer messages, OpenChatML 2.2 §16.2)::
               / "object" / STRING / NUMBER / "true" / "false" / "(" type ")"
               / "Array" "<" type ">" / "{" *property "}"
     property  = *comment IDENT [ "?" ] ":" type [ "," / ";" ] [ comment ]   ; same line
+              / *comment IDENT [ "?" ] ":" 1*( LF "|" variant [ comment ] ) LF ","
 
 Comments (``// …`` and ``/* … */``) written before a property, or after it on the same
 line, become its ``description``; a comment ``default: X`` becomes its ``default`` (X read
-as JSON when it is JSON, else as a string). Comments before ``type`` describe the tool.
+as JSON when it is JSON, else as a string); a first comment followed by an empty ``//`` is
+its ``title``; ``// Examples:`` then ``// - "x"`` lines are its ``examples``. Comments before
+``type`` describe the tool; comments between ``:`` and ``{`` describe that object. ``T | null``
+is ``T`` with ``nullable: true``; variants written one a line under their property (each
+``| T`` starting a line, as openai/harmony writes ``oneOf``) are its ``oneOf``, each with its
+own trailing comment. ``() => any`` declares no parameters. ``tools.typescript_writer``
+writes this subset.
 
 Robust by construction: ``parse_namespaces`` never raises. A construct outside the subset
 becomes the empty schema ``{}`` (anything goes) and parsing resumes after it.
@@ -23,7 +30,7 @@ becomes the empty schema ``{}`` (anything goes) and parsing resumes after it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..codecs import json_depth
@@ -54,6 +61,9 @@ _PRIMITIVES = {
     "unknown": {},
 }
 _DEFAULT_PREFIX = "default:"
+_EXAMPLES = "Examples:"
+# A variant's trailing comment: its description, then its default ("desc default: 20").
+_VARIANT_COMMENT = re.compile(r"(?:(?P<description>.*?) )?default: (?P<default>.*)|(?P<text>.*)")
 _MAX_DEPTH = 64  # nesting beyond this is treated as an unknown construct, not recursed into
 
 
@@ -72,7 +82,7 @@ class ToolSignature:
     namespace: str
     name: str
     description: str | None = None
-    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] | None = None  # None: ``() => any``, no parameters declared
 
     @property
     def qualified_name(self) -> str:
@@ -83,7 +93,8 @@ class ToolSignature:
         function: dict[str, Any] = {"name": self.name}
         if self.description:
             function["description"] = self.description
-        function["parameters"] = self.parameters
+        if self.parameters is not None:
+            function["parameters"] = self.parameters
         return {"type": "function", "function": function}
 
 
@@ -117,6 +128,15 @@ def _json_or_string(text: str) -> Any:
 
 
 def _apply_comments(schema: dict[str, Any], comments: list[str]) -> dict[str, Any]:
+    if len(comments) > 1 and comments[0] and not comments[1]:
+        schema["title"], comments = comments[0], comments[2:]
+    if _EXAMPLES in comments:
+        at = comments.index(_EXAMPLES)
+        end = at + 1
+        while end < len(comments) and comments[end].startswith("- "):
+            end += 1
+        schema["examples"] = [_json_or_string(c[2:]) for c in comments[at + 1 : end]]
+        comments = comments[:at] + comments[end:]
     descriptions = []
     for comment in comments:
         if comment.lower().startswith(_DEFAULT_PREFIX):
@@ -229,6 +249,8 @@ class _Parser:
                 self.next()
             if self.accept(":"):
                 tool.parameters = self.type_expr(0)
+            else:
+                tool.parameters = {"type": "object", "properties": {}}
             self.skip_balanced(frozenset({")"}))
             self.accept(")")
         if self.accept("=>"):
@@ -240,11 +262,34 @@ class _Parser:
         if depth > _MAX_DEPTH:
             self.skip_balanced(frozenset({",", ";", ")", "}", "|"}))
             return {}
+        described = self.comments()  # between ":" and "{": the object's own description
         self.accept("|")
         options = [self.postfix(depth)]
         while self.accept("|"):
             options.append(self.postfix(depth))
-        return _union(options)
+        schema = _union(options)
+        if described and schema.get("type") == "object":
+            schema = {"description": "\n".join(described), **schema}
+        return schema
+
+    def variants(self, depth: int) -> dict[str, Any]:
+        """``oneOf`` written one variant a line: each line ``| T [| U…] [// comment]``."""
+        variants = []
+        while self.peek().text == "|" and self.peek().kind == "punct":
+            line = self.next().line
+            options = [self.postfix(depth)]
+            while self.peek().text == "|" and self.peek().line == line:
+                self.next()
+                options.append(self.postfix(depth))
+            variant = _union(options)
+            for comment in self.trailing_comments(self.toks[self.i - 1].line):
+                match = _VARIANT_COMMENT.fullmatch(comment)
+                if match["default"] is not None:
+                    variant["default"] = _json_or_string(match["default"])
+                if match["description"] or match["text"]:
+                    variant["description"] = match["description"] or match["text"]
+            variants.append(variant)
+        return {"oneOf": variants}
 
     def postfix(self, depth: int) -> dict[str, Any]:
         schema = self.primary(depth)
@@ -276,7 +321,7 @@ class _Parser:
                 items = self.type_expr(depth + 1)
                 self.skip_balanced(frozenset({">"}))
                 self.accept(">")
-                return {"type": "array", "items": items}
+                return {"type": "array", "items": items} if items else {"type": "array"}
             if tok.text in _PRIMITIVES:
                 return dict(_PRIMITIVES[tok.text])
             # A named type we cannot resolve (or a generic): anything goes.
@@ -309,11 +354,16 @@ class _Parser:
             self.next()
             name = tok.text[1:-1] if tok.kind == "string" else tok.text
             optional = self.accept("?")
+            colon = self.peek()
             if not self.accept(":"):
                 self.skip_balanced(frozenset({",", ";"}))
                 self.accept(",") or self.accept(";")
                 continue
-            schema = self.type_expr(depth)
+            after = self.peek()
+            if after.text == "|" and after.kind == "punct" and after.line > colon.line:
+                schema = self.variants(depth)
+            else:
+                schema = self.type_expr(depth)
             end_line = self.toks[self.i - 1].line
             self.skip_balanced(frozenset({",", ";"}))
             if self.peek().text in (",", ";"):
@@ -330,6 +380,9 @@ class _Parser:
 def _union(options: list[dict[str, Any]]) -> dict[str, Any]:
     if len(options) == 1:
         return options[0]
+    others = [o for o in options if o != {"type": "null"}]
+    if len(options) == 2 and len(others) == 1 and "type" in others[0]:
+        return {**others[0], "nullable": True}
     if all(set(o) == {"const"} for o in options):
         values = [o["const"] for o in options]
         kinds = {type(v) for v in values}

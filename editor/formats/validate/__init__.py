@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic
 from ..model import Transcript
+from ..specs import SPEC_IDS
 from . import calls, header, legacy
 from .context import Context
 
 V01 = "openchatml-0.1"
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
+
+
+def validate_text(text: str, spec: str | None = None) -> tuple[Transcript, list[Diagnostic]]:
+    """Parse ``text`` (its spec detected when not given) and validate it: the transcript and
+    every diagnostic, syntax first, then the semantic ones (``ocm validate``, the API)."""
+    from .. import parse
+
+    transcript, diagnostics = parse(text, spec=spec)
+    if transcript.spec not in SPEC_IDS:  # nothing was detected: nothing to validate
+        return transcript, diagnostics
+    return transcript, diagnostics + validate(transcript, text=text)
 
 
 def validate(transcript: Transcript, *, text: str | None = None) -> list[Diagnostic]:

@@ -24,6 +24,7 @@ open call to the same tool, in order.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -334,13 +335,25 @@ def check_arguments(
 
 
 def _validator(ctx: Context, tool: ToolSchema) -> Draft202012Validator | None:
-    try:
-        Draft202012Validator.check_schema(tool.parameters)
-    except SchemaError as err:
+    compiled = _compiled(json.dumps(tool.parameters, sort_keys=True, default=str))
+    if isinstance(compiled, str):
         ctx.add(
             "W-TOOL-SCHEMA-INVALID",
             tool.message_index,
-            f"Parameters of {tool.key} are not valid JSON Schema: {err.message}",
+            f"Parameters of {tool.key} are not valid JSON Schema: {compiled}",
         )
         return None
-    return Draft202012Validator(tool.parameters)
+    return compiled
+
+
+@lru_cache(maxsize=256)
+def _compiled(schema_json: str) -> Draft202012Validator | str:
+    """The validator of a schema, or why the schema is invalid. Cached: checking a schema
+    against the metaschema costs far more than a parse, and a dataset declares the same
+    tools on every record."""
+    schema = json.loads(schema_json)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as err:
+        return err.message
+    return Draft202012Validator(schema)

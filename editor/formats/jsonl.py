@@ -1,0 +1,176 @@
+"""JSONL datasets: one transcript a line, validated or converted record by record.
+
+    dataset  = *(record LF)
+    record   = document / envelope / blank
+    document = a JSON document of any JSON spec, on one line
+    envelope = {"text" | "document", "spec"?, …}   ; the import envelope (docs/storage.md)
+
+A record's diagnostics keep the positions of its own transcript text (for a bare document,
+the line itself: line 1, the column in the file). A line that is not UTF-8 or not JSON is one
+E-PARSE-JSON diagnostic for that record, an envelope field of the wrong kind one
+E-PARSE-SHAPE; the dataset goes on.
+
+Records are independent, so ``jobs`` worker processes share them: the lines go out in
+batches and the reports come back in order. A file whose first line is a single message
+(``{"role": …}``) is not a dataset but one openchatml-json transcript written as JSON Lines
+(``is_dataset`` says which), as the importer reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import islice
+from typing import Any
+
+from . import parse
+from .codecs import json_depth
+from .detect import classify
+from .diagnostics import Diagnostic, Diagnostics
+from .specs import SPEC_IDS, TEXT_SPECS
+
+BODY_KEYS = ("text", "document")
+TRANSCRIPT_KEYS = (*BODY_KEYS, "messages", "conversations", "thread")
+DATASET_SUFFIXES = (".jsonl", ".ndjson")
+# Lines per batch sent to a worker: large enough that pickling is a small share of the work.
+BATCH_LINES = 512
+# Forked workers start at once with the core already imported (the CLI has no threads to
+# fork from); where fork is missing, spawned ones import it first.
+START_METHOD = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+@dataclass
+class Record:
+    """One line of a dataset, once read: its transcript text and spec, or why it has none."""
+
+    number: int  # 1-based line number in the file
+    text: str | None = None
+    spec: str | None = None
+    envelope: dict[str, Any] | None = None  # the envelope's other keys, kept on conversion
+    problem: Diagnostic | None = None
+
+
+@dataclass
+class RecordReport:
+    number: int
+    spec: str | None
+    messages: int
+    diagnostics: list[Diagnostic]
+    output: str | None = None  # the converted record (convert only)
+    losses: list[str] = field(default_factory=list)
+
+
+def is_dataset(first_line: bytes) -> bool:
+    """False when the first line is one message: the file is then one openchatml-json
+    transcript in JSON Lines, not a dataset of transcripts."""
+    try:
+        value = json_depth.loads(first_line.decode("utf-8", "replace"))
+    except ValueError:
+        return True
+    return not (
+        isinstance(value, dict)
+        and isinstance(value.get("role"), str)
+        and not any(key in value for key in TRANSCRIPT_KEYS)
+    )
+
+
+def read_record(number: int, raw: bytes, spec: str | None) -> Record:
+    """The transcript written on line ``raw``: a bare document (with ``spec``, or detected)
+    or an envelope (its ``spec`` unless ``spec`` is given)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        message = f"The line is not UTF-8 (invalid byte at column {err.start + 1})"
+        return Record(number, problem=_problem("", "E-PARSE-JSON", message))
+    try:
+        value = json_depth.loads(line)
+    except json.JSONDecodeError as err:
+        message = f"Invalid JSON: {err.msg}"
+        return Record(number, problem=_problem(line, "E-PARSE-JSON", message, err.pos))
+    if not isinstance(value, dict) or not any(key in value for key in BODY_KEYS):
+        # Named from the value already decoded: detect() would decode the line again.
+        return Record(number, text=line, spec=spec or classify(value))
+    body = value.get("text", value.get("document"))
+    named = value.get("spec")
+    if "text" in value and not isinstance(body, str):
+        return Record(number, problem=_problem(line, "E-PARSE-SHAPE", '"text" must be a string'))
+    if named is not None and named not in SPEC_IDS:
+        message = f'"spec" must be one of {", ".join(SPEC_IDS)}'
+        return Record(number, problem=_problem(line, "E-PARSE-SHAPE", message))
+    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+    others = {k: v for k, v in value.items() if k not in (*BODY_KEYS, "spec")}
+    return Record(number, text=text, spec=spec or named, envelope=others)
+
+
+def _problem(line: str, code: str, message: str, offset: int = 0) -> Diagnostic:
+    sink = Diagnostics(line)
+    sink.add(code, offset, message)
+    return sink.items[0]
+
+
+def validate_record(number: int, line: bytes, spec: str | None) -> RecordReport:
+    from .validate import validate_text
+
+    record = read_record(number, line, spec)
+    if record.problem is not None:
+        return RecordReport(number, None, 0, [record.problem])
+    transcript, diagnostics = validate_text(record.text, record.spec)
+    return RecordReport(number, transcript.spec, len(transcript.messages), diagnostics)
+
+
+def convert_record(number: int, line: bytes, spec: str | None, to: str) -> RecordReport:
+    """The record written in ``to``, on one line: a bare compact document for a JSON spec,
+    ``{"text", "spec"}`` for a text spec; an input envelope stays an envelope."""
+    from .convert import convert
+
+    record = read_record(number, line, spec)
+    if record.problem is not None:
+        return RecordReport(number, None, 0, [record.problem])
+    transcript, diagnostics = parse(record.text, spec=record.spec)
+    report = RecordReport(number, transcript.spec, len(transcript.messages), diagnostics)
+    if not transcript.messages:
+        return report
+    text, losses = convert(transcript, to=to)
+    report.losses = [str(loss) for loss in losses]
+    if to in TEXT_SPECS:
+        value: Any = {**(record.envelope or {}), "text": text, "spec": to}
+    elif record.envelope is not None:
+        value = {**record.envelope, "document": json.loads(text), "spec": to}
+    else:
+        value = json.loads(text)
+    report.output = json.dumps(value, ensure_ascii=False)
+    return report
+
+
+def _run_batch(task: Callable[..., RecordReport], batch: list[tuple[int, bytes]]):
+    return [task(number, line) for number, line in batch]
+
+
+def numbered_lines(lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The non-blank lines with their 1-based numbers, line ends removed."""
+    for number, line in enumerate(lines, start=1):
+        line = line.rstrip(b"\r\n")
+        if line.strip():
+            yield number, line
+
+
+def _batches(records: Iterator[tuple[int, bytes]]) -> Iterator[list[tuple[int, bytes]]]:
+    while batch := list(islice(records, BATCH_LINES)):
+        yield batch
+
+
+def run(
+    lines: Iterable[bytes], task: Callable[..., RecordReport], jobs: int = 1
+) -> Iterator[RecordReport]:
+    """``task(number, line)`` for every non-blank line, in order, on ``jobs`` processes."""
+    batches = _batches(numbered_lines(lines))
+    if jobs <= 1:
+        for batch in batches:
+            yield from _run_batch(task, batch)
+        return
+    with multiprocessing.get_context(START_METHOD).Pool(jobs) as pool:
+        for reports in pool.imap(partial(_run_batch, task), batches):
+            yield from reports
