@@ -228,7 +228,7 @@ def test_progress_counts(queue, django_user_model, dataset, curator):
 @pytest.mark.skipif(
     connection.vendor != "postgresql",
     reason="SQLite serializes writers with one database lock: there is no concurrent claim "
-    "to test (test_a_lost_race_for_a_place_tries_the_next_item covers its path)",
+    "to test (test_a_lost_race_for_a_place_is_tried_again covers its path)",
 )
 @pytest.mark.django_db(transaction=True)
 def test_eight_threads_claiming_from_100_items_never_exceed_the_overlap(django_user_model):
