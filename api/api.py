@@ -4,7 +4,7 @@ from ninja import NinjaAPI
 
 from .auth import API_AUTH
 from .errors import install_error_handlers
-from .routers import datasets, formats, imports, messages, transcripts, workflow
+from .routers import datasets, formats, imports, labels, messages, transcripts, workflow
 
 api = NinjaAPI(
     title="OCM transcript workbench API",
@@ -24,3 +24,4 @@ api.add_router("/", transcripts.router)
 api.add_router("/", messages.router)
 api.add_router("/", workflow.router)
 api.add_router("/", imports.router)
+api.add_router("/", labels.router)

@@ -26,11 +26,12 @@ from django.utils import timezone
 from editor import formats
 from editor.formats.codecs.bodytext import logical_text
 
-from .errors import NotAllowed, StorageError
+from .errors import NotAllowed, StorageError, TranscriptDeleted
 from .labels import InvalidAnswer, definition_of
 from .models import (
     AnchorState,
     Annotation,
+    AnnotationQuerySet,
     AnnotationState,
     LabelSchema,
     Transcript,
@@ -55,6 +56,19 @@ class AnnotationLocked(StorageError):
 
     code = "annotation-locked"
     status = 409
+
+
+def annotations_of(transcript: Transcript, user) -> AnnotationQuerySet:
+    """The annotations of ``transcript`` that ``user`` may read: everyone's for reviewers and
+    curators, their own for annotators; viewers read schemas only (``NotAllowed``)."""
+    if not transcript.dataset.can_edit(user):
+        raise NotAllowed("Your role in this dataset does not read annotations.")
+    return (
+        Annotation.objects.filter(transcript=transcript)
+        .readable_by(user, transcript.dataset)
+        .select_related("schema_version", "annotator")
+        .order_by("pk")
+    )
 
 
 def create_annotation(
@@ -178,6 +192,8 @@ def delete_annotation(annotation: Annotation, *, user) -> None:
 def _require_annotator(transcript: Transcript, user) -> None:
     if not transcript.dataset.can_edit(user):
         raise NotAllowed("Your role in this dataset does not annotate.")
+    if transcript.is_deleted:
+        raise TranscriptDeleted("The transcript was deleted; a curator can undelete it.")
 
 
 def _require_own(annotation: Annotation, user) -> None:

@@ -716,6 +716,7 @@ class Annotation(models.Model):
             return "span"
         return "message" if self.message_index is not None else "transcript"
 
-    @property
-    def is_draft(self) -> bool:
-        return self.state == AnnotationState.DRAFT
+    def readable_by(self, user) -> bool:
+        """As ``AnnotationQuerySet.readable_by``, for one annotation."""
+        dataset = self.transcript.dataset
+        return dataset.can_review(user) or (dataset.can_edit(user) and self.annotator_id == user.pk)
