@@ -144,8 +144,6 @@ def update_annotation(
     be given new offsets, which anchors it again (a flagged one included). A submitted answer
     that changes is a draft again, to be submitted anew."""
     _require_own(annotation, user)
-    if annotation.schema_version.schema.is_archived:
-        raise LabelSchemaArchived("The schema is archived: its answers are read-only.")
     if annotation.anchor_state == AnchorState.ORPHANED:
         raise AnnotationLocked("The message this answer was about was deleted.")
     asked = definition_of(annotation.schema_version).question(annotation.question)
@@ -200,6 +198,8 @@ def _require_own(annotation: Annotation, user) -> None:
     _require_annotator(annotation.transcript, user)
     if annotation.annotator_id != user.pk:
         raise NotAllowed("Only its annotator may change an annotation.")
+    if annotation.schema_version.schema.is_archived:
+        raise LabelSchemaArchived("The schema is archived: its answers are read-only.")
 
 
 def _locked(transcript: Transcript) -> Transcript:

@@ -196,12 +196,25 @@ def test_submit_then_only_drafts_are_deleted(transcript, annotator, schema):
     assert not Annotation.objects.exists()
 
 
-def test_archived_schemas_take_no_answers(transcript, annotator, curator, schema):
+def test_archived_schemas_take_no_answers_and_keep_theirs_as_they_are(
+    transcript, annotator, curator, schema
+):
+    given = annotations.create_annotation(
+        transcript, annotator=annotator, schema=schema, question="topic", value="bug"
+    )
     labels.set_archived(schema, author=curator, archived=True)
     with pytest.raises(annotations.LabelSchemaArchived):
         annotations.create_annotation(
-            transcript, annotator=annotator, schema=schema, question="topic", value="bug"
+            transcript, annotator=annotator, schema=schema, question="comment", value="Hi."
         )
+    for act in (
+        lambda: annotations.update_annotation(fresh(given), user=annotator, value="billing"),
+        lambda: annotations.submit_annotation(fresh(given), user=annotator),
+        lambda: annotations.delete_annotation(fresh(given), user=annotator),
+    ):
+        with pytest.raises(annotations.LabelSchemaArchived):
+            act()
+    assert (fresh(given).value, fresh(given).state) == ("bug", AnnotationState.DRAFT)
 
 
 # --- versions -----------------------------------------------------------------------------------
