@@ -202,8 +202,21 @@ def parse_definition(questions: Any) -> SchemaDefinition:
         where = f"Question {first['question']}" if first["question"] else "The schema"
         field = f" ({first['field']})" if first["field"] else ""
         raise InvalidLabelSchema(f"{where}{field}: {first['message']}.", details=problems) from None
-    check_storable_text(definition.model_dump_json(), "The schema")
+    for index, question in enumerate(definition.stored()):
+        for text in _strings(question):
+            check_storable_text(text, f"Question {question['key']!r} (#{index + 1})")
     return definition
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _problem(error: dict, questions: Any) -> dict:

@@ -14,13 +14,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def reviewer(django_user_model, dataset):
-    user = django_user_model.objects.create_user("reviewer")
-    Membership.objects.create(user=user, dataset=dataset, role=Role.REVIEWER)
-    return user
-
-
-@pytest.fixture
 def as_reviewer(reviewer):
     return api_client_for(reviewer)
 

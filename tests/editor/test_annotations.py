@@ -10,7 +10,7 @@ from editor import annotations, editing, labels
 from editor.annotations import align
 from editor.errors import NotAllowed
 from editor.labels import InvalidAnswer
-from editor.models import AnchorState, Annotation, AnnotationState, Membership, Role, Transcript
+from editor.models import AnchorState, Annotation, AnnotationState, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.editor.test_labels import QUESTIONS
 
@@ -25,13 +25,6 @@ def chat(*finals: str) -> list[dict]:
         messages.append({"role": "user", "content": f"Question {number}?"})
         messages.append({"role": "assistant", "channel": "final", "content": final})
     return messages
-
-
-@pytest.fixture
-def reviewer(django_user_model, dataset):
-    user = django_user_model.objects.create_user("reviewer")
-    Membership.objects.create(user=user, dataset=dataset, role=Role.REVIEWER)
-    return user
 
 
 @pytest.fixture

@@ -152,6 +152,21 @@ def test_bad_schemas_are_refused(questions, says):
 
 
 @pytest.mark.parametrize(
+    ("text", "code", "named"),
+    [
+        ("nul\x00", "unstorable-text", "Question 'topic' (#1)"),
+        # pydantic itself refuses a string that is not valid Unicode
+        ("lone \ud800 surrogate", "invalid-label-schema", "Question 'topic' (prompt)"),
+    ],
+)
+def test_text_postgresql_cannot_store_is_refused_naming_the_question(text, code, named):
+    with pytest.raises(labels.InvalidContent) as raised:
+        parse_definition(with_change(0, prompt=text))
+    assert raised.value.code == code
+    assert raised.value.message.startswith(named), raised.value.message
+
+
+@pytest.mark.parametrize(
     ("key", "good", "bad"),
     [
         ("topic", ["billing", "bug"], ["refund", 1, None, ["billing"]]),
