@@ -27,7 +27,7 @@ from editor import formats
 from editor.formats.codecs.bodytext import logical_text
 
 from .errors import NotAllowed, StorageError, TranscriptDeleted
-from .labels import InvalidAnswer, definition_of
+from .labels import InvalidAnswer, Question, definition_of
 from .models import (
     AnchorState,
     Annotation,
@@ -210,7 +210,7 @@ def _locked(transcript: Transcript) -> Transcript:
 
 def _check_target(
     transcript: Transcript,
-    question,
+    question: Question,
     message_index: int | None,
     start: int | None,
     end: int | None,
@@ -220,24 +220,24 @@ def _check_target(
     key = question.key
     if question.applies_to == "transcript":
         if message_index is not None or start is not None or end is not None:
-            raise question._refuse("it is about the whole transcript, not a message")
+            raise question.refuse("it is about the whole transcript, not a message")
         return {}
     if message_index is None:
-        raise question._refuse("it is about a message: give message_index")
+        raise question.refuse("it is about a message: give message_index")
     messages = transcript.stored_messages()
     if not 0 <= message_index < len(messages):
-        raise question._refuse(
+        raise question.refuse(
             f"there is no message {message_index} (the transcript has {len(messages)})"
         )
     message = messages[message_index]
     if not question.applies_to_message(message):
-        raise question._refuse(
+        raise question.refuse(
             f"it does not apply to message {message_index} "
             f"(role {message.role!r}, channel {message.channel!r})"
         )
     if question.kind != "span":
         if start is not None or end is not None:
-            raise question._refuse("only a span answer has offsets")
+            raise question.refuse("only a span answer has offsets")
         return {}
     text = logical_text(transcript.spec, message.content)
     if start is None or end is None or not 0 <= start < end <= len(text):
@@ -300,7 +300,9 @@ def follow_edit(
     )
 
 
-def _reanchor(annotation: Annotation, question, message: formats.Message, spec: str) -> None:
+def _reanchor(
+    annotation: Annotation, question: Question | None, message: formats.Message, spec: str
+) -> None:
     """After its own message changed: a span moves onto its text when that text is there
     exactly once (else it is flagged, offsets kept); any answer whose question no longer
     applies to the message (its role or channel changed) is flagged."""

@@ -117,26 +117,27 @@ class Question(_Strict):
         if kind in ("choice", "span"):
             choices = self.options if kind == "choice" else self.tags
             if not _is_one_of(value, choices):
-                raise self._refuse(f"the answer must be one of: {_values(choices)}")
+                raise self.refuse(f"the answer must be one of: {_values(choices)}")
         elif kind == "multi_choice":
             if (
                 not isinstance(value, list)
                 or not all(_is_one_of(v, self.options) for v in value)
                 or len(set(value)) != len(value)
             ):
-                raise self._refuse(f"the answer must be a list of distinct {_values(self.options)}")
+                raise self.refuse(f"the answer must be a list of distinct {_values(self.options)}")
         elif kind == "rating":
             if type(value) is not int or not 1 <= value <= self.scale:
-                raise self._refuse(f"the answer must be a whole number from 1 to {self.scale}")
+                raise self.refuse(f"the answer must be a whole number from 1 to {self.scale}")
         elif not isinstance(value, str) or not value.strip():
-            raise self._refuse("the answer must be some text")
+            raise self.refuse("the answer must be some text")
         else:
             limit = self.max_length or DEFAULT_TEXT_LENGTH
             if len(value) > limit:
-                raise self._refuse(f"the answer is longer than {limit} characters")
+                raise self.refuse(f"the answer is longer than {limit} characters")
             check_storable_text(value, f"The answer to {self.key!r}")
 
-    def _refuse(self, reason: str) -> InvalidAnswer:
+    def refuse(self, reason: str) -> InvalidAnswer:
+        """The error for an answer to this question that does not fit, saying why."""
         return InvalidAnswer(f"Question {self.key!r}: {reason}.", details={"question": self.key})
 
 

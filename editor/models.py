@@ -577,6 +577,9 @@ class LabelSchemaQuerySet(models.QuerySet):
     def active(self) -> LabelSchemaQuerySet:
         return self.filter(archived_at__isnull=True)
 
+    def archived(self) -> LabelSchemaQuerySet:
+        return self.filter(archived_at__isnull=False)
+
     def with_current_version(self) -> LabelSchemaQuerySet:
         return self.select_related("current_version", "current_version__created_by")
 
@@ -592,7 +595,7 @@ class LabelSchema(models.Model):
     name = models.CharField(max_length=200)
     # Set in the transaction that creates the first version; null only inside it.
     current_version = models.OneToOneField(
-        "LabelSchemaVersion", on_delete=models.PROTECT, null=True, related_name="+"
+        "LabelSchemaVersion", on_delete=models.RESTRICT, null=True, related_name="+"
     )
     archived_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
@@ -674,9 +677,10 @@ class Annotation(models.Model):
     (``start``/``end``, with the ``text`` they covered when it was given)."""
 
     transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="annotations")
-    # PROTECT: a given answer is never deleted by a schema change.
+    # RESTRICT: no schema change deletes a given answer; only deleting the whole dataset (which
+    # takes its transcripts, and so their answers, along) removes a version that has some.
     schema_version = models.ForeignKey(
-        LabelSchemaVersion, on_delete=models.PROTECT, related_name="annotations"
+        LabelSchemaVersion, on_delete=models.RESTRICT, related_name="annotations"
     )
     question = models.CharField(max_length=64)
     annotator = models.ForeignKey(

@@ -43,7 +43,7 @@ router = Router(tags=["labels"])
 def list_label_schemas(request, slug: str, filters: Query[LabelSchemaFilters]):
     dataset = visible_dataset(request.auth, slug)
     schemas = LabelSchema.objects.filter(dataset=dataset).with_current_version()
-    schemas = schemas.filter(archived_at__isnull=not filters.archived)
+    schemas = schemas.archived() if filters.archived else schemas.active()
     return schemas.select_related("dataset").order_by("name", "pk")
 
 

@@ -5,12 +5,19 @@ save path."""
 from __future__ import annotations
 
 import pytest
+from django.db.models import RestrictedError
 
 from editor import annotations, editing, labels
 from editor.annotations import align
 from editor.errors import NotAllowed
 from editor.labels import InvalidAnswer
-from editor.models import AnchorState, Annotation, AnnotationState, Transcript
+from editor.models import (
+    AnchorState,
+    Annotation,
+    AnnotationState,
+    LabelSchemaVersion,
+    Transcript,
+)
 from editor.storage import create_transcript, save_transcript
 from tests.editor.test_labels import QUESTIONS
 
@@ -414,3 +421,17 @@ def test_align_pairs_moves_edits_and_deletions():
     assert align(old, [m("a"), m("B"), m("c"), m("d")]) == {0: 0, 1: 1, 2: 2, 3: 3}
     assert align(old, [m("a"), m("c"), m("d")]) == {0: 0, 2: 1, 3: 2}
     assert align(old, [m("x"), m("a"), m("b"), m("c"), m("d")]) == {0: 1, 1: 2, 2: 3, 3: 4}
+
+
+def test_deleting_a_dataset_takes_its_schemas_and_answers_along(
+    dataset, transcript, annotator, schema
+):
+    annotations.create_annotation(
+        transcript, annotator=annotator, schema=schema, question="topic", value="bug"
+    )
+    version = schema.current_version
+    with pytest.raises(RestrictedError):  # a version with answers is never deleted alone
+        version.delete()
+    dataset.delete()
+    assert not Annotation.objects.exists()
+    assert not LabelSchemaVersion.objects.exists()
