@@ -144,13 +144,14 @@ def update_annotation(
     be given new offsets, which anchors it again (a flagged one included). A submitted answer
     that changes is a draft again, to be submitted anew."""
     _require_own(annotation, user)
-    if annotation.anchor_state == AnchorState.ORPHANED:
-        raise AnnotationLocked("The message this answer was about was deleted.")
     asked = definition_of(annotation.schema_version).question(annotation.question)
     asked.check_value(value)
     with transaction.atomic():
         transcript = _locked(annotation.transcript)
+        # Read again under the lock: a save may have just moved, flagged or orphaned it.
         current = Annotation.objects.select_for_update().get(pk=annotation.pk)
+        if current.anchor_state == AnchorState.ORPHANED:
+            raise AnnotationLocked("The message this answer was about was deleted.")
         anchor = {}
         if start is not None or end is not None:
             if asked.kind != "span":
