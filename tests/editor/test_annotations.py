@@ -27,10 +27,10 @@ FINAL = "The Eiffel Tower is 330 m tall and was built in 1889."
 
 
 def chat(*finals: str) -> list[dict]:
-    messages = [{"role": "system", "content": "Be brief."}]
+    messages = [{"role": "system", "content": "Be brief.", "end": "end"}]
     for number, final in enumerate(finals):
-        messages.append({"role": "user", "content": f"Question {number}?"})
-        messages.append({"role": "assistant", "channel": "final", "content": final})
+        messages.append({"role": "user", "content": f"Question {number}?", "end": "end"})
+        messages.append({"role": "assistant", "channel": "final", "content": final, "end": "end"})
     return messages
 
 
@@ -402,7 +402,9 @@ def test_a_whole_text_save_that_edits_next_to_an_insertion_still_follows(
 ):
     span = tag(transcript, annotator, schema, "1889")
     messages = chat(FINAL.replace("330 m", "330 metres"), "Paris is in France.")
-    messages.insert(2, {"role": "assistant", "channel": "analysis", "content": "Look it up."})
+    messages.insert(
+        2, {"role": "assistant", "channel": "analysis", "content": "Look it up.", "end": "end"}
+    )
     save_messages(transcript, messages, annotator)
     after = fresh(span)
     assert after.message_index == 3
@@ -435,3 +437,18 @@ def test_deleting_a_dataset_takes_its_schemas_and_answers_along(
     dataset.delete()
     assert not Annotation.objects.exists()
     assert not LabelSchemaVersion.objects.exists()
+
+
+def test_raw_mode_and_restores_take_the_same_path(transcript, annotator, schema):
+    from editor.revisions import restore_revision
+
+    span = tag(transcript, annotator, schema, "France", index=4)
+    current = Transcript.objects.get(pk=transcript.pk)
+    raw = "<|start|>user<|message|>First!<|end|>\n" + current.source_text
+    editing.replace_source(current, raw, expected_version=1, author=annotator)
+    assert (fresh(span).message_index, fresh(span).anchor_state) == (5, AnchorState.OK)
+
+    restore_revision(
+        current.revisions.get(number=1), expected_version=2, author=annotator, note="undo"
+    )
+    assert (fresh(span).message_index, fresh(span).anchor_state) == (4, AnchorState.OK)
