@@ -7,8 +7,8 @@ domain (``Dataset.can_edit``/``audiences_for``, checked again by ``editor.storag
 
 from django.http import Http404
 
-from editor.models import Dataset, ImportTask, Transcript
-from editor.storage import TranscriptDeleted
+from editor.models import Annotation, Dataset, ImportTask, LabelSchema, Transcript
+from editor.storage import NotAllowed, TranscriptDeleted
 
 
 def visible_dataset(user, slug: str, *, with_counts: bool = False) -> Dataset:
@@ -46,3 +46,34 @@ def visible_import_task(user, pk: int) -> ImportTask:
     if task is None:
         raise Http404(f"No import {pk} among yours.")
     return task
+
+
+def visible_label_schema(user, pk: int) -> LabelSchema:
+    schema = (
+        LabelSchema.objects.with_current_version()
+        .select_related("dataset")
+        .filter(dataset__in=Dataset.objects.for_user(user), pk=pk)
+        .first()
+    )
+    if schema is None:
+        raise Http404(f"No label schema {pk} among yours.")
+    return schema
+
+
+def visible_annotation(user, pk: int) -> Annotation:
+    """The annotation ``pk`` if ``user`` may read it; another annotator's is a 404 to an
+    annotator (as if it did not exist), any is a 403 to a viewer (who reads no annotations)."""
+    annotation = (
+        Annotation.objects.select_related(
+            "transcript__dataset", "schema_version__schema__dataset", "annotator"
+        )
+        .filter(transcript__in=Transcript.all_objects.for_user(user), pk=pk)
+        .first()
+    )
+    if annotation is None:
+        raise Http404(f"No annotation {pk} among yours.")
+    if not annotation.transcript.dataset.can_edit(user):
+        raise NotAllowed("Your role in this dataset does not read annotations.")
+    if not annotation.readable_by(user):
+        raise Http404(f"No annotation {pk} among yours.")
+    return annotation

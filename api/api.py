@@ -4,7 +4,16 @@ from ninja import NinjaAPI
 
 from .auth import API_AUTH
 from .errors import install_error_handlers
-from .routers import datasets, formats, imports, messages, queues, transcripts, workflow
+from .routers import (
+    datasets,
+    formats,
+    imports,
+    labels,
+    messages,
+    queues,
+    transcripts,
+    workflow,
+)
 
 api = NinjaAPI(
     title="OCM transcript workbench API",
@@ -26,3 +35,4 @@ api.add_router("/", messages.router)
 api.add_router("/", workflow.router)
 api.add_router("/", queues.router)
 api.add_router("/", imports.router)
+api.add_router("/", labels.router)

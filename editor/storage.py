@@ -26,6 +26,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from editor import formats
+from editor.annotations import follow_edit
 from editor.errors import (
     ConflictError,
     InvalidContent,
@@ -778,11 +779,10 @@ def _write(
         for name, value in _content_fields(content).items():
             setattr(current, name, value)
         changed += list(_content_fields(content))
-        _replace_messages(
-            current.pk,
-            current.stored_messages() if stored is None else stored,
-            content.canonical.messages,
-        )
+        old_messages = current.stored_messages() if stored is None else stored
+        _replace_messages(current.pk, old_messages, content.canonical.messages)
+        # Message and span annotations follow their messages (or are flagged, never lost).
+        follow_edit(current.pk, old_messages, content.canonical.messages, content.spec)
         # Drop any prefetched rows so that canonical() reads the new ones.
         getattr(current, "_prefetched_objects_cache", {}).pop("messages", None)
     current.save(update_fields=changed)

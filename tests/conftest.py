@@ -32,6 +32,14 @@ def outsider(django_user_model):
 
 
 @pytest.fixture
+def reviewer(django_user_model, dataset):
+    """A reviewer of ``dataset`` (not every test needs one, so not part of it)."""
+    user = django_user_model.objects.create_user("reviewer")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.REVIEWER)
+    return user
+
+
+@pytest.fixture
 def dataset(curator, annotator, viewer):
     """A dataset where ``curator``, ``annotator`` and ``viewer`` hold those roles."""
     dataset = Dataset.objects.create(name="Support chats", slug="support-chats")
