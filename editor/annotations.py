@@ -26,7 +26,7 @@ from django.utils import timezone
 from editor import formats
 from editor.formats.codecs.bodytext import logical_text
 
-from .errors import NotAllowed, StorageError, TranscriptDeleted
+from .errors import InvalidContent, NotAllowed, StorageError, TranscriptDeleted
 from .labels import InvalidAnswer, Question, definition_of
 from .models import (
     AnchorState,
@@ -371,3 +371,70 @@ def _similar(a: formats.Message, b: formats.Message) -> bool:
         return False
     matcher = difflib.SequenceMatcher(None, a.content or "", b.content or "", autojunk=False)
     return matcher.quick_ratio() >= 0.6 and matcher.ratio() >= 0.6
+
+
+# --- answering a transcript's questions (the queue view) ------------------------------------
+
+
+class MissingAnswers(InvalidContent):
+    """Required questions left unanswered when handing an item in."""
+
+    code = "answers-missing"
+
+
+def transcript_questions(dataset) -> list[tuple[LabelSchema, Question]]:
+    """The questions about a whole transcript in ``dataset``'s active schemas (current
+    versions), in schema and question order."""
+    out = []
+    for schema in LabelSchema.objects.filter(dataset=dataset).active().with_current_version():
+        for question in definition_of(schema.current_version).questions:
+            if question.applies_to == "transcript":
+                out.append((schema, question))
+    return out
+
+
+def my_transcript_answers(transcript: Transcript, user) -> dict[tuple[int, str], Annotation]:
+    """``user``'s answers about the whole of ``transcript``, by (schema version id, question)."""
+    return {
+        (a.schema_version_id, a.question): a
+        for a in Annotation.objects.filter(
+            transcript=transcript, annotator=user, message_index__isnull=True
+        ).exclude(anchor_state=AnchorState.ORPHANED)
+    }
+
+
+def answer(
+    transcript: Transcript, *, annotator, schema: LabelSchema, question: str, value: Any
+) -> Annotation:
+    """Set ``annotator``'s answer to a transcript question: the first answer creates it, the
+    next ones update it (a draft either way)."""
+    existing = my_transcript_answers(transcript, annotator).get(
+        (schema.current_version_id, question)
+    )
+    if existing is None:
+        return create_annotation(
+            transcript, annotator=annotator, schema=schema, question=question, value=value
+        )
+    return update_annotation(existing, user=annotator, value=value)
+
+
+def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
+    """Submit ``user``'s draft answers about ``transcript``, if every required question about
+    the whole transcript is answered (``MissingAnswers`` names those that are not). Required
+    questions about each message are not enforced here yet."""
+    mine = my_transcript_answers(transcript, user)
+    missing = [
+        question.prompt
+        for schema, question in transcript_questions(transcript.dataset)
+        if question.required and (schema.current_version_id, question.key) not in mine
+    ]
+    if missing:
+        raise MissingAnswers(
+            f"Answer the required question{'s' if len(missing) > 1 else ''} first: "
+            + "; ".join(missing),
+            details={"missing": missing},
+        )
+    drafts = Annotation.objects.filter(
+        transcript=transcript, annotator=user, state=AnnotationState.DRAFT
+    ).exclude(anchor_state=AnchorState.ORPHANED)
+    return [submit_annotation(annotation, user=user) for annotation in drafts]

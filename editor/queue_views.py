@@ -9,14 +9,22 @@ from statistics import median
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from . import queues
+from . import annotations, labels, queues
 from .errors import NotAllowed, StorageError
 from .message_views import message_list_context, transcript_context
-from .models import AssignmentState, Dataset, QueueAssignment, ReviewQueue, Status
+from .models import (
+    AssignmentState,
+    Dataset,
+    LabelSchema,
+    QueueAssignment,
+    ReviewQueue,
+    Status,
+)
 from .transcript_page import transcript_view
 from .workflow import REVIEWERS
 
@@ -52,6 +60,17 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
     }
     if assignment is not None:
         transcript = assignment.item.transcript
+        mine = annotations.my_transcript_answers(transcript, request.user)
+        context["questions"] = [
+            {
+                "schema": schema,
+                "question": question,
+                "value": getattr(
+                    mine.get((schema.current_version_id, question.key)), "value", None
+                ),
+            }
+            for schema, question in annotations.transcript_questions(queue.dataset)
+        ]
         view = transcript_view(transcript, WORKING_AUDIENCE)
         context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
         context.update(message_list_context(view, 0))
@@ -111,13 +130,61 @@ def assignment_move(request, pk, move):
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     except StorageError as refused:
-        queue = _queue(request, queues.assignment_for(request.user, pk).item.queue_id)
-        return _answer_workspace(request, queue, None, toast=refused.message)
+        # Nothing moved: show the item as it is now (still held, or gone), with why.
+        current = queues.assignment_for(request.user, pk)
+        held = (
+            current
+            if current.state in (AssignmentState.CLAIMED, AssignmentState.REJECTED)
+            else None
+        )
+        return _answer_workspace(request, current.item.queue, held, toast=refused.message)
     queue = done.item.queue
     nxt = queues.claim_next(queue, request.user)
     word = "Submitted" if move == "submit" else "Skipped"
     toast = f"{word} item #{done.item.position + 1}." + ("" if nxt else " Nothing left to do.")
     return _answer_workspace(request, queue, nxt, toast=toast)
+
+
+@require_POST
+def assignment_answer(request, pk):
+    """Save one answer about the item's transcript as it is given (a draft until the item is
+    submitted); answers with the question's status, out of band."""
+    assignment = queues.assignment_for(request.user, pk)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied("This item is another annotator's.")
+    transcript = assignment.item.transcript
+    schema = get_object_or_404(
+        LabelSchema.objects.filter(dataset=transcript.dataset_id).with_current_version(),
+        pk=request.POST.get("schema"),
+    )
+    key = request.POST.get("question", "")
+    question = labels.definition_of(schema.current_version).question(key)
+    if question is None:
+        raise Http404("No such question.")
+    context = {"schema": schema, "question": question, "oob": True}
+    try:
+        annotations.answer(
+            transcript,
+            annotator=request.user,
+            schema=schema,
+            question=key,
+            value=_posted_value(request, question),
+        )
+    except StorageError as refused:
+        context["error"] = refused.message
+    response = render(request, TEMPLATE + "#answer-status", context)
+    response["HX-Reswap"] = "none"
+    return response
+
+
+def _posted_value(request, question):
+    """The form's answer as the question's kind has it (a list, a number, text)."""
+    if question.kind == "multi_choice":
+        return request.POST.getlist("value")
+    value = request.POST.get("value", "")
+    if question.kind == "rating":
+        return int(value) if value.isdigit() else value
+    return value
 
 
 @require_POST

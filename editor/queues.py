@@ -24,6 +24,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from . import workflow
+from .annotations import submit_answers
 from .errors import ConflictError, InvalidContent, NotAllowed, StorageError
 from .models import (
     AssignmentState,
@@ -226,10 +227,12 @@ def _move(assignment: QueueAssignment, move: str, **fields) -> QueueAssignment:
 
 
 def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
-    """Hand in the item; its transcript goes to review."""
+    """Hand in the item: the annotator's answers about its transcript are submitted (every
+    required question answered first), and the transcript goes to review."""
     _require_owner(assignment, user)
     now = now or timezone.now()
     with transaction.atomic():
+        submit_answers(assignment.item.transcript, user=user)
         assignment = _move(assignment, "submit", submitted_at=now)
         _set_transcript_status(assignment.item.transcript, Status.IN_REVIEW, user, "submitted")
     return assignment

@@ -33,6 +33,7 @@ urlpatterns = [
         name="assignment-move",
     ),
     path("assignments/<int:pk>/resume/", queue_views.assignment_resume, name="assignment-resume"),
+    path("assignments/<int:pk>/answers/", queue_views.assignment_answer, name="assignment-answer"),
     path("assignments/<int:pk>/review/", queue_views.assignment_review, name="assignment-review"),
     path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
     path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),

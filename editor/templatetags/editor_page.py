@@ -25,3 +25,9 @@ def rows_for(text: str) -> int:
 def page_start(page: int) -> int:
     """The index of the first message on ``page``."""
     return page * PAGE_SIZE
+
+
+@register.filter
+def rating_range(scale: int) -> range:
+    """The answers of a rating question: 1 to ``scale``."""
+    return range(1, (scale or 0) + 1)

@@ -151,6 +151,28 @@
     if (button) button.click();
   }
 
+  // Number keys pick the option with that key in the question the focus is in, else in the
+  // first question still unanswered.
+  function currentQuestion() {
+    const focused = document.activeElement && document.activeElement.closest
+      ? document.activeElement.closest("fieldset.question") : null;
+    if (focused) return focused;
+    const all = Array.from(document.querySelectorAll("fieldset.question"));
+    return all.find((q) => !q.querySelector("input:checked") && !q.querySelector("textarea")) || null;
+  }
+
+  function pickOption(key) {
+    const question = currentQuestion();
+    const input = question && question.querySelector(`input[data-key="${key}"]`);
+    if (!input) return false;
+    if (input.type === "checkbox") input.checked = !input.checked;
+    else input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    document.querySelectorAll("fieldset.question.current").forEach((q) => q.classList.remove("current"));
+    question.classList.add("current");
+    return true;
+  }
+
   function toggleShortcuts() {
     const dialog = byId("shortcuts");
     if (!dialog) return;
@@ -185,6 +207,10 @@
         ? document.querySelector("[data-shortcut-target='history']")
         : where === "raw" ? document.querySelector("[data-action='raw']") : null;
       if (link) { event.preventDefault(); link.click(); }
+      return;
+    }
+    if (/^[1-9]$/.test(event.key) && pickOption(event.key)) {
+      event.preventDefault();
       return;
     }
     const actions = {

@@ -107,3 +107,90 @@ def test_the_dashboard_counts(client, queue, annotator, curator):
     assert 'data-annotator="annotator"' in page
     client.force_login(annotator)
     assert client.get(f"/queues/{queue.pk}/dashboard/").status_code == 403
+
+
+@pytest.fixture
+def schema(dataset, curator):
+    from editor.labels import create_label_schema
+
+    return create_label_schema(
+        dataset,
+        author=curator,
+        name="Quality",
+        questions=[
+            {
+                "key": "helpful",
+                "kind": "choice",
+                "prompt": "Was the answer helpful?",
+                "required": True,
+                "options": [
+                    {"value": "yes", "label": "Yes", "key": "1"},
+                    {"value": "no", "label": "No", "key": "2"},
+                ],
+            },
+            {"key": "stars", "kind": "rating", "prompt": "Overall", "scale": 5},
+            {
+                "key": "issues",
+                "kind": "multi_choice",
+                "prompt": "Issues",
+                "options": [
+                    {"value": "tone", "label": "Tone", "key": "1"},
+                    {"value": "facts", "label": "Facts", "key": "2"},
+                ],
+            },
+            {"key": "note", "kind": "text", "prompt": "Anything else?"},
+        ],
+    )
+
+
+def test_questions_are_answered_then_submitted_with_the_item(client, queue, annotator, schema):
+    from editor.models import Annotation
+
+    client.force_login(annotator)
+    page = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
+    assert 'data-question="helpful"' in page and 'data-key="1"' in page
+    assignment = QueueAssignment.objects.get(annotator=annotator)
+
+    # A required question unanswered: the item is not handed in.
+    refused = client.post(f"/assignments/{assignment.pk}/submit/", headers=HX).content.decode()
+    assert "Answer the required question first: Was the answer helpful?" in refused
+    assert 'data-action="submit-item"' in refused  # the item stays on screen
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.CLAIMED
+
+    for question, value in (("helpful", "yes"), ("stars", "4"), ("note", "Fine.")):
+        response = client.post(
+            f"/assignments/{assignment.pk}/answers/",
+            {"schema": schema.pk, "question": question, "value": value},
+            headers=HX,
+        )
+        assert 'hx-swap-oob="true">saved</span>' in response.content.decode()
+    client.post(
+        f"/assignments/{assignment.pk}/answers/",
+        {"schema": schema.pk, "question": "issues", "value": ["tone", "facts"]},
+        headers=HX,
+    )
+    bad = client.post(
+        f"/assignments/{assignment.pk}/answers/",
+        {"schema": schema.pk, "question": "stars", "value": "9"},
+        headers=HX,
+    ).content.decode()
+    assert "from 1 to 5" in bad
+    answers = {a.question: a.value for a in Annotation.objects.filter(annotator=annotator)}
+    assert answers == {"helpful": "yes", "stars": 4, "note": "Fine.", "issues": ["tone", "facts"]}
+
+    client.post(f"/assignments/{assignment.pk}/submit/", headers=HX)
+    assignment.refresh_from_db()
+    assert assignment.state == AssignmentState.SUBMITTED
+    assert set(Annotation.objects.values_list("state", flat=True)) == {"submitted"}
+
+
+def test_someone_elses_item_takes_no_answers(client, queue, annotator, curator, schema):
+    assignment = queues.claim_next(queue, annotator)
+    client.force_login(curator)
+    response = client.post(
+        f"/assignments/{assignment.pk}/answers/",
+        {"schema": schema.pk, "question": "helpful", "value": "yes"},
+        headers=HX,
+    )
+    assert response.status_code == 403
