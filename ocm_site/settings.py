@@ -121,9 +121,13 @@ STORAGES = {
     },
 }
 
-# Uploads of big JSONL files go to a temporary file, not memory.
+# Uploads of big JSONL files go to a temporary file, not memory (past 2.5 MB); their size is
+# bounded by the importer (editor.importing.MAX_TRANSCRIPT_BYTES per transcript).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
-DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# A body read into memory (JSON, form fields, a pasted transcript) is at most 20 MB; more is
+# a 413 (editor.error_views, api.errors). Fields and files per request: Django's defaults
+# (DATA_UPLOAD_MAX_NUMBER_FIELDS 1000, DATA_UPLOAD_MAX_NUMBER_FILES 100).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
 LOG_LEVEL = os.environ.get("DJANGO_LOG_LEVEL", "WARNING")
 LOGGING = {
