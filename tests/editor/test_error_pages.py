@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from django.test import RequestFactory, override_settings
+from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from editor import error_views
@@ -77,3 +77,11 @@ def test_every_error_page_renders_without_a_request_context(status):
     response = error_views._answer(RequestFactory().get("/"), status)
     assert response.status_code == status
     assert b"<h1>" in response.content
+
+
+def test_a_csrf_failure_is_the_apps_page():
+    response = Client(enforce_csrf_checks=True).post(
+        reverse("login"), {"username": "x", "password": "y"}
+    )
+    assert response.status_code == 403
+    assert response.templates[0].name == "403_csrf.html"
