@@ -652,10 +652,12 @@ def create_transcript(
     else:
         content = TranscriptContent.from_canonical(canonical_from_input(canonical, spec=spec))
     new = NewTranscript(content, title=title, metadata=metadata or {}, external_id=external_id)
+    # Checked before the id is looked up: PostgreSQL cannot even compare an unstorable id.
+    check_storable(content, title=new.title, metadata=new.metadata, external_id=external_id)
     if external_id and _has_external_id(dataset, external_id):
         raise DuplicateExternalId(external_id)
     try:
-        return create_transcripts(dataset, [new], author=author, note=note)[0]
+        return create_transcripts(dataset, [new], author=author, note=note, checked=True)[0]
     except IntegrityError:
         # Another request created the same id between the look-up and the insert.
         if external_id and _has_external_id(dataset, external_id):

@@ -137,3 +137,13 @@ def test_unreadable_json_bodies_are_422(as_curator, dataset):
 def test_an_offset_past_the_largest_integer_is_422(as_curator, dataset):
     response = as_curator.get(f"/datasets/{dataset.slug}/transcripts", {"offset": 2**63})
     assert_error(response, 422, "invalid-request")
+
+
+@pytest.mark.parametrize("external_id", ["chat\x00", "chat" + LONE_SURROGATE])
+def test_an_unstorable_external_id_is_422_before_it_is_looked_up(as_curator, dataset, external_id):
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts",
+        {"text": "Hello", "spec": "chatml", "external_id": external_id},
+    )
+    assert_error(response, 422, "unstorable-text")
+    assert not Transcript.all_objects.exists()
