@@ -2,7 +2,8 @@
 
 DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS and DATABASE_URL (dj-database-url;
 a SQLite file in the project folder by default). With DJANGO_DEBUG=false the site is served
-over HTTPS only (secure cookies, HSTS, redirect); DJANGO_BEHIND_TLS_PROXY=true when a proxy
+over HTTPS only (secure cookies, HSTS, redirect; DJANGO_HTTPS_ONLY=false for a local
+production-like stack on plain http); DJANGO_BEHIND_TLS_PROXY=true when a proxy
 or load balancer terminates TLS and says so in X-Forwarded-Proto. docs/security.md explains
 the headers and limits set here.
 """
@@ -177,12 +178,15 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
 
 # Production (DJANGO_DEBUG=false) is HTTPS only; `make run` stays plain http on 127.0.0.1.
-SESSION_COOKIE_SECURE = not DEBUG
-CSRF_COOKIE_SECURE = not DEBUG
-SECURE_SSL_REDIRECT = not DEBUG
-SECURE_HSTS_SECONDS = 0 if DEBUG else 365 * 24 * 3600
-SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
-SECURE_HSTS_PRELOAD = not DEBUG
+# DJANGO_HTTPS_ONLY=false turns that off for a production-like stack on a laptop (plain http
+# on 127.0.0.1); `check --deploy` then warns, as it should.
+HTTPS_ONLY = env_bool("DJANGO_HTTPS_ONLY", not DEBUG)
+SESSION_COOKIE_SECURE = HTTPS_ONLY
+CSRF_COOKIE_SECURE = HTTPS_ONLY
+SECURE_SSL_REDIRECT = HTTPS_ONLY
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if HTTPS_ONLY else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS_ONLY
+SECURE_HSTS_PRELOAD = HTTPS_ONLY
 if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 

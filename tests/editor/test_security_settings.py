@@ -68,7 +68,8 @@ def test_local_runs_stay_plain_http():
     assert settings.SECURE_HSTS_SECONDS == 0
 
 
-def test_deploy_checks_pass_with_production_settings(tmp_path):
+def deploy_check(tmp_path, **variables) -> subprocess.CompletedProcess:
+    """`check --deploy --fail-level WARNING` with production environment variables."""
     environment = {
         key: value
         for key, value in os.environ.items()
@@ -79,8 +80,9 @@ def test_deploy_checks_pass_with_production_settings(tmp_path):
         DJANGO_SECRET_KEY="x7!" + "k2-Qz9vLp4_Rt8wYb3nM" * 4,
         DJANGO_ALLOWED_HOSTS="workbench.example.org",
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        **variables,
     )
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=PROJECT,
         env=environment,
@@ -88,8 +90,19 @@ def test_deploy_checks_pass_with_production_settings(tmp_path):
         text=True,
         timeout=120,
     )
+
+
+def test_deploy_checks_pass_with_production_settings(tmp_path):
+    result = deploy_check(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_plain_http_in_production_must_be_asked_for_and_is_reported(tmp_path):
+    result = deploy_check(tmp_path, DJANGO_HTTPS_ONLY="false")
+    assert result.returncode != 0
+    for check in ("security.W004", "security.W008", "security.W012", "security.W016"):
+        assert check in result.stderr + result.stdout
 
 
 # --- login throttling --------------------------------------------------------------------
