@@ -9,9 +9,10 @@ check meets before any view runs), and a crash (500). Under /api/ the answer is 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
-from django.views.decorators.csrf import requires_csrf_token
 
-API_PREFIX = "/api/"
+from editor.middleware import LoginRequiredForPagesMiddleware
+
+API_PREFIX = LoginRequiredForPagesMiddleware.api_prefix
 TOO_BIG = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent)
 
 MESSAGES = {
@@ -27,27 +28,21 @@ def _answer(request: HttpRequest, status: int) -> HttpResponse:
     code, message = MESSAGES[status]
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"code": code, "message": message, "details": None}, status=status)
-    # No request context for a 500: whatever broke may be what the context needs.
-    context = {"request_path": request.path} if status != 500 else {}
-    template = loader.get_template(f"{status}.html")
-    return HttpResponse(template.render(context), status=status)
+    # Rendered without the request's context: whatever broke may be what the context needs.
+    return HttpResponse(loader.get_template(f"{status}.html").render(), status=status)
 
 
-@requires_csrf_token
 def bad_request(request, exception=None):
     return _answer(request, 413 if isinstance(exception, TOO_BIG) else 400)
 
 
-@requires_csrf_token
 def permission_denied(request, exception=None):
     return _answer(request, 403)
 
 
-@requires_csrf_token
 def page_not_found(request, exception=None):
     return _answer(request, 404)
 
 
-@requires_csrf_token
 def server_error(request):
     return _answer(request, 500)
