@@ -4,8 +4,10 @@ The domain's refusals are ``StorageError``s, each with its own code and status: 
 handler maps them all. There is no catch-all: a bug stays a 500 and is logged as one.
 """
 
-from django.core.exceptions import RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
@@ -57,6 +59,36 @@ def install_error_handlers(api: NinjaAPI) -> None:
     def on_authentication_error(request, exc: AuthenticationError):
         message = str(exc) if isinstance(exc, InvalidToken) else "Log in or send a bearer token."
         return error_response(api, request, 401, "unauthenticated", message)
+
+    # Django raises these while reading the body, before any route code runs; without a
+    # handler they would reach ninja's catch-all (a 500 with a traceback in DEBUG).
+    @api.exception_handler(RequestDataTooBig)
+    def on_body_too_big(request, exc: RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return error_response(
+            api,
+            request,
+            413,
+            "payload-too-large",
+            f"The request body is larger than {limit} bytes; upload big files through "
+            "POST /datasets/{slug}/imports.",
+            {"max_bytes": limit},
+        )
+
+    @api.exception_handler(TooManyFieldsSent)
+    @api.exception_handler(TooManyFilesSent)
+    def on_too_many_parts(request, exc: TooManyFieldsSent | TooManyFilesSent):
+        return error_response(api, request, 413, "payload-too-large", str(exc))
+
+    @api.exception_handler(MultiPartParserError)
+    def on_unreadable_form(request, exc: MultiPartParserError):
+        return error_response(
+            api,
+            request,
+            400,
+            "invalid-multipart",
+            f"The multipart body cannot be read: {exc}.",
+        )
 
     @api.exception_handler(HttpError)
     def on_http_error(request, exc: HttpError):

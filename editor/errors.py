@@ -41,6 +41,18 @@ class TranscriptDeleted(StorageError):
     status = 410
 
 
+class DuplicateExternalId(StorageError):
+    code = "duplicate-external-id"
+    status = 409
+
+    def __init__(self, external_id: str):
+        super().__init__(
+            f"The dataset already has a transcript with the id {external_id!r} (perhaps a "
+            "deleted one): give another id, or update that transcript.",
+            details={"external_id": external_id},
+        )
+
+
 class ConflictError(StorageError):
     """The transcript changed since ``expected_version`` was read.
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from django.db import connections, models, router, transaction
+from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -29,6 +29,7 @@ from editor import formats
 from editor.annotations import follow_edit
 from editor.errors import (
     ConflictError,
+    DuplicateExternalId,
     InvalidContent,
     NotAllowed,
     StorageError,
@@ -52,6 +53,7 @@ from editor.workflow import status_after_edit
 BATCH_SIZE = 500
 TITLE_LENGTH = Transcript._meta.get_field("title").max_length
 EXTERNAL_ID_LENGTH = Transcript._meta.get_field("external_id").max_length
+NOTE_LENGTH = Revision._meta.get_field("note").max_length
 SHORT_MESSAGE_FIELDS = (
     "channel",
     "recipient",
@@ -365,6 +367,16 @@ def check_storable(
     _check_strings(external_id, "the id")
 
 
+def check_note(note: str) -> None:
+    """Refuse a revision note the database would reject: too long for its column (PostgreSQL
+    refuses, SQLite would keep it) or not storable text."""
+    if len(note) > NOTE_LENGTH:
+        raise InvalidContent(
+            f"The note is longer than {NOTE_LENGTH} characters.", code="field-too-long"
+        )
+    _check_strings(note, "the note")
+
+
 def _check_strings(value: Any, where: str) -> None:
     stack = [value]
     while stack:
@@ -436,6 +448,7 @@ def create_transcripts(
     ``checked``: the caller already ran ``check_storable`` on every item (the importer does,
     to report each item), so it is not run twice.
     """
+    check_note(note)
     if not checked:
         for item in new:
             check_storable(
@@ -579,7 +592,22 @@ def create_transcript(
     else:
         content = TranscriptContent.from_canonical(canonical_from_input(canonical, spec=spec))
     new = NewTranscript(content, title=title, metadata=metadata or {}, external_id=external_id)
-    return create_transcripts(dataset, [new], author=author, note=note)[0]
+    # Checked before the id is looked up: PostgreSQL cannot even compare an unstorable id.
+    check_storable(content, title=new.title, metadata=new.metadata, external_id=external_id)
+    if external_id and _has_external_id(dataset, external_id):
+        raise DuplicateExternalId(external_id)
+    try:
+        return create_transcripts(dataset, [new], author=author, note=note, checked=True)[0]
+    except IntegrityError:
+        # Another request created the same id between the look-up and the insert.
+        if external_id and _has_external_id(dataset, external_id):
+            raise DuplicateExternalId(external_id) from None
+        raise
+
+
+def _has_external_id(dataset: Dataset, external_id: str) -> bool:
+    # Deleted transcripts keep their id (undeleting must not collide), so they count too.
+    return Transcript.all_objects.filter(dataset=dataset, external_id=external_id).exists()
 
 
 def _content_fields(content: TranscriptContent) -> dict:
@@ -630,6 +658,7 @@ def save_transcript(
         raise InvalidContent(
             "Give at most one of text, canonical and messages.", code="invalid-request"
         )
+    check_note(note)
     if author is not None:
         _require(
             transcript.dataset.can_edit(author), "You may not edit transcripts of this dataset."
@@ -814,6 +843,7 @@ def delete_transcript(
         _require(
             transcript.dataset.can_edit(author), "You may not delete transcripts of this dataset."
         )
+    check_note(note)
     with transaction.atomic():
         current = _claim(
             transcript.pk, transcript.version if expected_version is None else expected_version
@@ -834,6 +864,7 @@ def undelete_transcript(transcript: Transcript, *, author, note: str = "") -> Tr
     """Bring a deleted transcript back; only a curator of its dataset may."""
     if author is not None:
         _require(transcript.dataset.can_curate(author), "Only a curator may undelete transcripts.")
+    check_note(note)
     with transaction.atomic():
         # The same compare-and-swap as _claim, on a deleted row.
         claimed = Transcript.all_objects.filter(pk=transcript.pk, deleted_at__isnull=False).update(

@@ -1,13 +1,19 @@
 """Settings for the transcript workbench, read from the environment.
 
 DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS and DATABASE_URL (dj-database-url;
-a SQLite file in the project folder by default).
+a SQLite file in the project folder by default). With DJANGO_DEBUG=false the site is served
+over HTTPS only (secure cookies, HSTS, redirect; DJANGO_HTTPS_ONLY=false for a local
+production-like stack on plain http); DJANGO_BEHIND_TLS_PROXY=true when a proxy
+or load balancer terminates TLS and says so in X-Forwarded-Proto. docs/security.md explains
+the headers and limits set here.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.management.utils import get_random_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -37,9 +43,11 @@ ALLOWED_HOSTS = [
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
+    "axes",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "csp",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
@@ -59,7 +67,10 @@ MIDDLEWARE = [
     "editor.middleware.LoginRequiredForPagesMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during authentication into a page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ocm_site.urls"
@@ -98,6 +109,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# django-axes first: it refuses a locked-out username+address before a password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+# Login throttling (django-axes, failures kept in the database so that every web worker sees
+# them): 10 failed logins for one username from one address lock that pair for 15 minutes;
+# a successful login resets the count. Bearer tokens do not log in, so they are not counted.
+AXES_FAILURE_LIMIT = 10
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
 LOGOUT_REDIRECT_URL = "login"
@@ -121,9 +147,48 @@ STORAGES = {
     },
 }
 
-# Uploads of big JSONL files go to a temporary file, not memory.
+# Uploads of big JSONL files go to a temporary file, not memory (past 2.5 MB); their size is
+# bounded by the importer (editor.importing.MAX_TRANSCRIPT_BYTES per transcript).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
-DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
+# A body read into memory (JSON, form fields, a pasted transcript) is at most 20 MB; more is
+# a 413 (editor.error_views, api.errors). Fields and files per request: Django's defaults
+# (DATA_UPLOAD_MAX_NUMBER_FIELDS 1000, DATA_UPLOAD_MAX_NUMBER_FILES 100).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+
+# --- security headers ---------------------------------------------------------------------
+
+# Nothing inline: no inline script or style, no eval (htmx runs with allowEval false), no
+# data: images. The API docs page (swagger's CSS has data: icons) widens img-src for itself
+# only, in api/api.py.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "img-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SESSION_COOKIE_HTTPONLY = True
+# Pages put the CSRF token in the HTML (hx-headers on <body>); no script reads the cookie.
+CSRF_COOKIE_HTTPONLY = True
+
+# Production (DJANGO_DEBUG=false) is HTTPS only; `make run` stays plain http on 127.0.0.1.
+# DJANGO_HTTPS_ONLY=false turns that off for a production-like stack on a laptop (plain http
+# on 127.0.0.1); `check --deploy` then warns, as it should.
+HTTPS_ONLY = env_bool("DJANGO_HTTPS_ONLY", not DEBUG)
+SESSION_COOKIE_SECURE = HTTPS_ONLY
+CSRF_COOKIE_SECURE = HTTPS_ONLY
+SECURE_SSL_REDIRECT = HTTPS_ONLY
+SECURE_HSTS_SECONDS = 365 * 24 * 3600 if HTTPS_ONLY else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS_ONLY
+SECURE_HSTS_PRELOAD = HTTPS_ONLY
+if env_bool("DJANGO_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOG_LEVEL = os.environ.get("DJANGO_LOG_LEVEL", "WARNING")
 LOGGING = {

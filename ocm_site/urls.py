@@ -9,3 +9,8 @@ urlpatterns = [
     path("api/v1/", include("api.urls")),
     path("", include("editor.urls")),
 ]
+
+handler400 = "editor.error_views.bad_request"
+handler403 = "editor.error_views.permission_denied"
+handler404 = "editor.error_views.page_not_found"
+handler500 = "editor.error_views.server_error"

@@ -70,8 +70,10 @@ def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
 
 @router.post(
     "/datasets/{slug}/transcripts",
-    response={201: TranscriptOut, **errors(403, 404, 422)},
+    response={201: TranscriptOut, **errors(403, 404, 409, 422)},
     summary="Add a transcript from text (spec detected unless given) or a canonical one",
+    description="An `external_id` the dataset already has (deleted transcripts included) is "
+    "a 409 `duplicate-external-id`.",
 )
 def create(request, slug: str, payload: TranscriptCreateIn):
     dataset = visible_dataset(request.auth, slug)

@@ -11,7 +11,7 @@ ROUTES = {
     ("get", "/datasets/{slug}"): {401, 404},
     ("get", "/datasets/{slug}/export"): {401, 403, 404, 422},
     ("get", "/datasets/{slug}/transcripts"): {401, 404, 422},
-    ("post", "/datasets/{slug}/transcripts"): {401, 403, 404, 422},
+    ("post", "/datasets/{slug}/transcripts"): {401, 403, 404, 409, 422},
     ("post", "/datasets/{slug}/imports"): {401, 403, 404, 422},
     ("get", "/imports/{pk}"): {401, 404, 422},
     ("get", "/transcripts/{pk}"): {401, 403, 404, 410, 422},

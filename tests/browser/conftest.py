@@ -45,6 +45,12 @@ def screenshot(page, request):
 
     def take(name: str):
         SCREENSHOTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{request.node.name}-{name}.png"), full_page=True)
+        # caret="initial": hiding the caret makes Playwright insert a <style> element, which the
+        # Content Security Policy blocks (a console error that tests watching the console see).
+        page.screenshot(
+            path=str(SCREENSHOTS / f"{request.node.name}-{name}.png"),
+            full_page=True,
+            caret="initial",
+        )
 
     return take

@@ -1,0 +1,48 @@
+"""The site's error answers: pages that look like the app (never a traceback), JSON on the API.
+
+Django calls these for errors no view handled: a 404 or 403 raised anywhere, a request it
+could not read (400, or 413 when the body is over DATA_UPLOAD_MAX_MEMORY_SIZE, which the CSRF
+check meets before any view runs), and a crash (500). Under /api/ the answer is the API's
+``{code, message, details}``: a client of the API never has to parse an HTML page.
+"""
+
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
+
+from editor.middleware import LoginRequiredForPagesMiddleware
+
+API_PREFIX = LoginRequiredForPagesMiddleware.api_prefix
+TOO_BIG = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent)
+
+MESSAGES = {
+    400: ("bad-request", "The request could not be read."),
+    403: ("forbidden", "You may not see this page."),
+    404: ("not-found", "There is nothing at this address."),
+    413: ("payload-too-large", "The request is too large."),
+    500: ("server-error", "Something went wrong on our side; it has been logged."),
+}
+
+
+def _answer(request: HttpRequest, status: int) -> HttpResponse:
+    code, message = MESSAGES[status]
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"code": code, "message": message, "details": None}, status=status)
+    # Rendered without the request's context: whatever broke may be what the context needs.
+    return HttpResponse(loader.get_template(f"{status}.html").render(), status=status)
+
+
+def bad_request(request, exception=None):
+    return _answer(request, 413 if isinstance(exception, TOO_BIG) else 400)
+
+
+def permission_denied(request, exception=None):
+    return _answer(request, 403)
+
+
+def page_not_found(request, exception=None):
+    return _answer(request, 404)
+
+
+def server_error(request):
+    return _answer(request, 500)

@@ -1,0 +1,149 @@
+"""Input the database would reject is a clear 4xx, never a 500, and nothing is half-written.
+
+A lone surrogate cannot be stored by PostgreSQL, and a note longer than its column is a
+PostgreSQL DataError (SQLite would keep it): both are refused by the domain on every
+database, whatever route the note came through.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from editor.models import Revision, Transcript
+from editor.storage import NOTE_LENGTH, delete_transcript, save_transcript
+
+from .conftest import assert_error
+
+pytestmark = pytest.mark.django_db
+
+LONE_SURROGATE = "\ud800"
+TOO_LONG = "n" * (NOTE_LENGTH + 1)
+BAD_NOTES = [
+    pytest.param(LONE_SURROGATE, "unstorable-text", id="lone-surrogate"),
+    pytest.param(TOO_LONG, "field-too-long", id="too-long"),
+]
+
+
+@pytest.fixture
+def edited(transcript, annotator):
+    """The shared transcript at version 2 (retitled), so that revision 1 can be restored."""
+    return save_transcript(transcript, expected_version=1, author=annotator, title="Edited")
+
+
+def messages_of(transcript) -> list[dict]:
+    return [m.to_dict() for m in transcript.canonical().messages]
+
+
+def assert_unchanged(transcript) -> None:
+    stored = Transcript.all_objects.get(pk=transcript.pk)
+    assert stored.version == transcript.version
+    assert stored.revisions.count() == transcript.version
+
+
+# Each write route with a note in its body: (method, path, body) for a transcript at version 2.
+WRITES_WITH_A_NOTE_IN_THE_BODY = {
+    "save": ("put", "/transcripts/{pk}", {"expected_version": 2, "title": "New"}),
+    "restore": ("post", "/transcripts/{pk}/revisions/1/restore", {"expected_version": 2}),
+    "patch-message": ("patch", "/transcripts/{pk}/messages/0", {"version": 2, "content": "Hi"}),
+    "insert-message": ("post", "/transcripts/{pk}/messages", {"version": 2}),
+    "move-message": ("post", "/transcripts/{pk}/messages/0/move", {"version": 2, "to": 1}),
+    "duplicate-message": ("post", "/transcripts/{pk}/messages/0/duplicate", {"version": 2}),
+}
+
+
+@pytest.mark.parametrize("note, code", BAD_NOTES)
+@pytest.mark.parametrize("route", WRITES_WITH_A_NOTE_IN_THE_BODY)
+def test_a_bad_note_on_a_write_is_422(as_curator, edited, route, note, code):
+    method, path, body = WRITES_WITH_A_NOTE_IN_THE_BODY[route]
+    url = "/api/v1" + path.format(pk=edited.pk)
+    response = getattr(as_curator.client, method)(
+        url,
+        json.dumps({**body, "note": note}),
+        content_type="application/json",
+        headers=as_curator.headers,
+    )
+    assert_error(response, 422, code)
+    assert_unchanged(edited)
+
+
+@pytest.mark.parametrize("note, code", BAD_NOTES)
+def test_a_bad_note_on_create_is_422(as_curator, dataset, note, code):
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts", {"text": "Hello", "spec": "chatml", "note": note}
+    )
+    assert_error(response, 422, code)
+    assert not Transcript.all_objects.exists()
+
+
+@pytest.mark.parametrize("note, code", BAD_NOTES)
+def test_a_bad_note_on_undelete_is_422(as_curator, transcript, curator, note, code):
+    deleted = delete_transcript(transcript, author=curator)
+    response = as_curator.post(f"/transcripts/{deleted.pk}/undelete", {"note": note})
+    assert_error(response, 422, code)
+    assert_unchanged(deleted)
+    assert Transcript.all_objects.get(pk=deleted.pk).is_deleted
+
+
+def test_a_too_long_note_on_delete_is_422(as_curator, edited):
+    response = as_curator.delete(
+        f"/transcripts/{edited.pk}", {"expected_version": 2, "note": TOO_LONG}
+    )
+    assert_error(response, 422, "field-too-long")
+    assert_unchanged(edited)
+    assert not Transcript.all_objects.get(pk=edited.pk).is_deleted
+
+
+def test_a_note_of_the_column_length_is_kept(as_curator, edited):
+    longest = "n" * NOTE_LENGTH
+    response = as_curator.put(
+        f"/transcripts/{edited.pk}", {"expected_version": 2, "title": "New", "note": longest}
+    )
+    assert response.status_code == 200, response.content
+    assert Revision.objects.get(transcript=edited, number=3).note == longest
+
+
+def test_a_duplicate_external_id_on_create_is_409(as_curator, transcript, dataset):
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts",
+        {"text": "Hello", "spec": "chatml", "external_id": transcript.external_id},
+    )
+    body = assert_error(response, 409, "duplicate-external-id")
+    assert body["details"] == {"external_id": transcript.external_id}
+    assert Transcript.all_objects.count() == 1
+
+
+def test_the_id_of_a_deleted_transcript_is_taken_too(as_curator, transcript, curator, dataset):
+    delete_transcript(transcript, author=curator)
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts",
+        {"text": "Hello", "spec": "chatml", "external_id": transcript.external_id},
+    )
+    assert_error(response, 409, "duplicate-external-id")
+
+
+def test_unreadable_json_bodies_are_422(as_curator, dataset):
+    for body in (b"{not json", b'{"text": "\xff"}'):
+        response = as_curator.client.post(
+            f"/api/v1/datasets/{dataset.slug}/transcripts",
+            body,
+            content_type="application/json",
+            headers=as_curator.headers,
+        )
+        assert_error(response, 422, "invalid-request")
+
+
+def test_an_offset_past_the_largest_integer_is_422(as_curator, dataset):
+    response = as_curator.get(f"/datasets/{dataset.slug}/transcripts", {"offset": 2**63})
+    assert_error(response, 422, "invalid-request")
+
+
+@pytest.mark.parametrize("external_id", ["chat\x00", "chat" + LONE_SURROGATE])
+def test_an_unstorable_external_id_is_422_before_it_is_looked_up(as_curator, dataset, external_id):
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts",
+        {"text": "Hello", "spec": "chatml", "external_id": external_id},
+    )
+    assert_error(response, 422, "unstorable-text")
+    assert not Transcript.all_objects.exists()
