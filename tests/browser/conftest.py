@@ -54,3 +54,12 @@ def screenshot(page, request):
         )
 
     return take
+
+
+def settled(page) -> None:
+    """Wait until htmx has swapped and processed new content: a key pressed or a control
+    clicked before that reaches content htmx has not taken over yet (a form then posts as a
+    plain form, a link navigates)."""
+    page.wait_for_function(
+        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+    )

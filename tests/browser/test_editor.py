@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from editor import formats
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, settled
 from tests.editor.samples import demo_texts
 
 PASSWORD = "a-long-test-password"
@@ -230,6 +230,7 @@ def test_a_keyboard_only_edit(page, live_server, weather, console_errors):
     page.keyboard.press("e")
     content = page.locator('#message-2 textarea[name="content"]')
     expect(content).to_be_focused()
+    settled(page)
     page.keyboard.press("Control+a")
     page.keyboard.type("Typed with j (not a shortcut while typing)")
     page.keyboard.press("Control+Enter")
@@ -237,9 +238,13 @@ def test_a_keyboard_only_edit(page, live_server, weather, console_errors):
         "Typed with j (not a shortcut while typing)"
     )
     # Esc cancels an edit without saving.
+    settled(page)
     page.locator("article#message-2").focus()
     page.keyboard.press("e")
-    page.locator('#message-2 textarea[name="content"]').type(" more")
+    again = page.locator('#message-2 textarea[name="content"]')
+    expect(again).to_be_focused()
+    settled(page)
+    again.type(" more")
     page.keyboard.press("Escape")
     expect(page.locator("article#message-2 .body")).to_have_text(
         "Typed with j (not a shortcut while typing)"

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from editor import queues
 from editor.models import AssignmentState, Dataset, Membership, QueueAssignment, Role
 from editor.storage import create_transcript
+from tests.browser.conftest import settled
 from tests.editor.samples import conversation
 
 PASSWORD = "a-long-test-password"
@@ -39,14 +40,6 @@ def queue(transactional_db):
         name="Tone check",
         author=users["cur"],
         instructions="Keep it **kind**.",
-    )
-
-
-def settled(page):
-    """htmx has swapped and processed the new content (a key pressed before that reaches a
-    form htmx has not taken over yet, which then posts as a plain form)."""
-    page.wait_for_function(
-        "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
     )
 
 
