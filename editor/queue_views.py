@@ -273,6 +273,7 @@ def queue_dashboard(request, pk):
             "counts": [(state, label, progress[state]) for state, label in AssignmentState.choices],
             "annotators": annotators,
             "state_labels": AssignmentState.labels,
+            "labels": queues.label_figures(queue),
         },
     )
 

@@ -321,3 +321,44 @@ def progress(queue: ReviewQueue) -> dict:
         "open_items": items - full,
         **{state: states.get(state, 0) for state in AssignmentState.values},
     }
+
+
+def label_figures(queue: ReviewQueue) -> list[dict]:
+    """Per question about whole transcripts: how the submitted answers on the queue's items
+    are distributed, and how far the annotators agree (``editor.agreement``)."""
+    from .agreement import for_question_kind
+    from .annotations import transcript_questions
+    from .models import Annotation, AnnotationState
+
+    transcripts = queue.items.values("transcript_id")
+    figures = []
+    for schema, question in transcript_questions(queue.dataset):
+        answers: dict = {}
+        for transcript_id, annotator_id, value in Annotation.objects.filter(
+            transcript__in=transcripts,
+            schema_version=schema.current_version,
+            question=question.key,
+            message_index__isnull=True,
+            state=AnnotationState.SUBMITTED,
+        ).values_list("transcript_id", "annotator_id", "value"):
+            answers.setdefault(transcript_id, {})[annotator_id] = value
+        counts = Counter()
+        for by_annotator in answers.values():
+            for value in by_annotator.values():
+                counts.update(value if isinstance(value, list) else [value])
+        if question.options:
+            choices = [(option.value, option.label) for option in question.options]
+        elif question.kind == "rating":
+            choices = [(n, str(n)) for n in range(1, question.scale + 1)]
+        else:  # free text: nothing to count per value
+            choices = []
+        figures.append(
+            {
+                "schema": schema,
+                "question": question,
+                "answered_items": len(answers),
+                "distribution": [(label, counts.get(value, 0)) for value, label in choices],
+                "agreement": for_question_kind(question.kind, answers),
+            }
+        )
+    return figures

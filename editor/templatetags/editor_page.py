@@ -31,3 +31,24 @@ def page_start(page: int) -> int:
 def rating_range(scale: int) -> range:
     """The answers of a rating question: 1 to ``scale``."""
     return range(1, (scale or 0) + 1)
+
+
+BAR_ROW, BAR_MAX = 20, 240
+
+
+@register.filter
+def bar_height(rows: int) -> int:
+    """The height of a bar chart of ``rows`` bars."""
+    return rows * BAR_ROW + 4
+
+
+@register.filter
+def bar_y(row: int) -> int:
+    return row * BAR_ROW
+
+
+@register.filter
+def bar_width(count: int, distribution) -> int:
+    """A bar's length, the largest count filling the chart."""
+    largest = max((c for _, c in distribution), default=0)
+    return round(count * BAR_MAX / largest) if largest else 0

@@ -194,3 +194,38 @@ def test_someone_elses_item_takes_no_answers(client, queue, annotator, curator, 
         headers=HX,
     )
     assert response.status_code == 403
+
+
+def test_the_dashboard_shows_label_distributions_and_agreement(
+    client, dataset, curator, annotator, schema, django_user_model
+):
+    from editor.annotations import answer
+    from editor.models import Membership, Role
+
+    second = django_user_model.objects.create_user("second")
+    Membership.objects.create(user=second, dataset=dataset, role=Role.ANNOTATOR)
+    transcripts = [
+        create_transcript(dataset, author=curator, text=conversation(), spec="openchatml-2.2")
+        for _ in range(4)
+    ]
+    queue = queues.create_queue(dataset, transcripts, name="Two", author=curator, overlap=2)
+    # Both annotators answer all four: yes/yes, yes/no, no/no, no/no -> kappa 0.5.
+    choices = {annotator: ["yes", "yes", "no", "no"], second: ["yes", "no", "no", "no"]}
+    for user, values in choices.items():
+        for value in values:
+            assignment = queues.claim_next(queue, user)
+            answer(
+                assignment.item.transcript,
+                annotator=user,
+                schema=schema,
+                question="helpful",
+                value=value,
+            )
+            queues.submit(assignment, user)
+    client.force_login(curator)
+    page = client.get(f"/queues/{queue.pk}/dashboard/").content.decode()
+    assert 'data-question="helpful"' in page
+    assert "Agreement: <strong>0.500</strong>" in page and "Cohen's kappa" in page
+    # Yes 3, no 5: the longest bar is 240 wide, "yes" 3/5 of it.
+    assert '<rect x="130" y="3" height="14" width="144" class="bar">' in page
+    assert '<rect x="130" y="23" height="14" width="240" class="bar">' in page
