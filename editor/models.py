@@ -162,9 +162,10 @@ class TranscriptQuerySet(models.QuerySet):
             return self
         return self.filter(dataset__memberships__user=user)
 
-    def with_counts(self) -> TranscriptQuerySet:
-        """Annotate ``message_count`` (error and warning counts are stored columns)."""
-        return self.annotate(message_count=Count("messages"))
+    def summaries(self) -> TranscriptQuerySet:
+        """Only the columns a list shows: no source text, header, diagnostics or messages are
+        read, so a page of a list costs the same however long its transcripts are."""
+        return self.only(*Transcript.SUMMARY_FIELDS)
 
     def with_messages(self) -> TranscriptQuerySet:
         """Fetch the messages in one extra query, in order (what ``canonical()`` reads)."""
@@ -249,6 +250,9 @@ class Transcript(models.Model):
     diagnostics = models.JSONField(default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
+    # Kept by editor.storage with the messages it writes: lists read it instead of counting
+    # the Message rows of every transcript they show.
+    message_count = models.PositiveIntegerField(default=0)
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -276,6 +280,23 @@ class Transcript(models.Model):
 
     objects = LiveTranscriptManager()
     all_objects = AllTranscriptsManager()
+
+    # What a list of transcripts shows (``TranscriptQuerySet.summaries``).
+    SUMMARY_FIELDS = (
+        "dataset",
+        "title",
+        "spec",
+        "status",
+        "version",
+        "external_id",
+        "message_count",
+        "error_count",
+        "warning_count",
+        "created_at",
+        "updated_at",
+        "updated_by",
+        "deleted_at",
+    )
 
     class Meta:
         base_manager_name = "all_objects"

@@ -18,9 +18,7 @@ from .visibility import FULL_CONTENT, export_audience, require_audience
 
 
 def _transcript_rows():
-    return Prefetch(
-        "transcripts", queryset=Transcript.objects.with_counts().order_by("title", "pk")
-    )
+    return Prefetch("transcripts", queryset=Transcript.objects.summaries().order_by("title", "pk"))
 
 
 def _visible_dataset(request, slug: str) -> Dataset:

@@ -58,7 +58,7 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
     manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    rows = manager.filter(dataset=dataset).with_counts().with_status(*filters.status)
+    rows = manager.filter(dataset=dataset).summaries().with_status(*filters.status)
     if filters.deleted:
         rows = rows.deleted()
     if filters.spec is not None:
