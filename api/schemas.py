@@ -15,7 +15,7 @@ from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
-from editor.models import Role, Status
+from editor.models import Contains, Role, Status, TranscriptFilter, sort_choices
 
 SpecId = Literal[tuple(formats.SPEC_IDS)]
 StatusName = Literal[tuple(Status.values)]
@@ -23,6 +23,8 @@ Audience = Literal[AUDIENCES]
 ExportFormat = Literal[tuple(f.value for f in Format)]
 OnConflictChoice = Literal[tuple(c.value for c in OnConflict)]
 RoleName = Literal[tuple(Role.values)]
+ContainsName = Literal[tuple(Contains.values)]
+TranscriptSort = Literal[tuple(sort_choices())]
 
 
 # --- datasets -------------------------------------------------------------------------------
@@ -116,7 +118,29 @@ class TranscriptFilters(Schema):
     status: list[StatusName] = Field([], description="Repeat for several statuses.")
     spec: SpecId | None = None
     has_errors: bool | None = None
+    code: str | None = Field(None, description="Only those with a diagnostic of this code.")
+    has: list[ContainsName] = Field(
+        [], description="Only those with messages of these kinds (repeat: all of them)."
+    )
+    updated_by: str | None = Field(None, description="Username of the last revision's author.")
+    updated_since: datetime | None = Field(
+        None, description="Changed at or after this time (a date: from its start)."
+    )
+    sort: TranscriptSort = Field(
+        "id", description="id, updated, title, messages or errors; a leading - reverses."
+    )
     deleted: bool = Field(False, description="List the deleted transcripts instead.")
+
+    def to_filter(self) -> TranscriptFilter:
+        return TranscriptFilter(
+            statuses=self.status,
+            spec=self.spec,
+            has_errors=self.has_errors,
+            code=self.code,
+            contains=self.has,
+            updated_by=self.updated_by,
+            updated_since=self.updated_since,
+        )
 
 
 class ExportOut(Schema):

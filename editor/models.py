@@ -13,13 +13,16 @@ import hmac
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
 from itertools import islice
 
 from django.conf import settings
 from django.core.validators import RegexValidator
-from django.db import models
-from django.db.models import Count, OuterRef, Prefetch, Q, Subquery, Value
+from django.db import connections, models
+from django.db.models import BooleanField, Count, Exists, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -153,6 +156,54 @@ class Status(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
+class Contains(models.TextChoices):
+    """Kinds of message a transcript list can be filtered on (``TranscriptFilter.contains``)."""
+
+    TOOL_CALLS = "tool_calls", "tool calls"
+    ANALYSIS = "analysis", "analysis"
+    SYSTEM_PROMPT = "system_prompt", "a system prompt"
+
+
+# Recipients that address a participant, not a tool (as editor.formats.validate.context).
+NON_TOOL_RECIPIENTS = ("assistant", "user", "all", "system", "developer")
+
+# The Message rows that make a transcript contain each kind.
+CONTAINS_CONDITIONS = {
+    # A call: an assistant message that ends in a call or is addressed to a tool
+    # (editor.formats.validate.context.is_call).
+    Contains.TOOL_CALLS: Q(role="assistant")
+    & (Q(end="call") | (Q(recipient__isnull=False) & ~Q(recipient__in=NON_TOOL_RECIPIENTS))),
+    Contains.ANALYSIS: Q(channel="analysis"),
+    # Instructions above the conversation in every spec: system, developer, MMS platform and
+    # ChatML's `system:*` roles.
+    Contains.SYSTEM_PROMPT: Q(role__in=("system", "developer", "platform"))
+    | Q(role__startswith="system:"),
+}
+
+# ``?sort=`` keys of transcript lists (a leading "-" reverses) and the columns they order by;
+# the pk breaks ties, so pages never overlap or skip rows.
+TRANSCRIPT_SORTS = {
+    "id": "pk",
+    "updated": "updated_at",
+    "title": "title",
+    "messages": "message_count",
+    "errors": "error_count",
+}
+
+
+@dataclass(frozen=True)
+class TranscriptFilter:
+    """What a transcript list is narrowed to: every field left empty matches everything."""
+
+    statuses: Sequence[str] = ()
+    spec: str | None = None
+    has_errors: bool | None = None
+    code: str | None = None  # a diagnostic code, e.g. E-STREAM-TRUNCATED
+    contains: Sequence[str] = ()  # Contains values: all of them must be present
+    updated_by: str | None = None  # the username of the last revision's author
+    updated_since: datetime | date | None = None
+
+
 class TranscriptQuerySet(models.QuerySet):
     def for_user(self, user) -> TranscriptQuerySet:
         """Transcripts of the datasets ``user`` is a member of (all of them for a superuser)."""
@@ -205,6 +256,49 @@ class TranscriptQuerySet(models.QuerySet):
                     ),
                 )
 
+    def matching(self, wanted: TranscriptFilter) -> TranscriptQuerySet:
+        """The transcripts that pass every condition of ``wanted`` (the dataset page and the
+        API list both filter here)."""
+        rows = self.with_status(*wanted.statuses)
+        if wanted.spec:
+            rows = rows.filter(spec=wanted.spec)
+        if wanted.has_errors is not None:
+            rows = rows.with_errors() if wanted.has_errors else rows.filter(error_count=0)
+        if wanted.code:
+            rows = rows.with_diagnostic(wanted.code)
+        for kind in wanted.contains:
+            messages = Message.objects.filter(CONTAINS_CONDITIONS[kind], transcript=OuterRef("pk"))
+            rows = rows.filter(Exists(messages))
+        if wanted.updated_by:
+            rows = rows.filter(updated_by__username=wanted.updated_by)
+        if wanted.updated_since:
+            rows = rows.filter(updated_at__gte=_aware(wanted.updated_since))
+        return rows
+
+    def with_diagnostic(self, code: str) -> TranscriptQuerySet:
+        """Transcripts with a diagnostic of ``code`` in their stored ``diagnostics`` list."""
+        if connections[self.db].vendor == "postgresql":
+            # JSONB containment (@>): is {"code": code} an element of the list?
+            return self.filter(diagnostics__contains=[{"code": code}])
+        # SQLite has no JSON containment: a JSON1 query over the list's elements instead.
+        table = connections[self.db].ops.quote_name(self.model._meta.db_table)
+        return self.filter(
+            RawSQL(
+                f"EXISTS (SELECT 1 FROM json_each({table}.diagnostics) "
+                "WHERE json_extract(json_each.value, '$.code') = %s)",
+                (code,),
+                output_field=BooleanField(),
+            )
+        )
+
+    def sorted_by(self, sort: str) -> TranscriptQuerySet:
+        """Order by a ``TRANSCRIPT_SORTS`` key, "-" first for descending, pk breaking ties."""
+        descending = sort.startswith("-")
+        column = TRANSCRIPT_SORTS[sort.removeprefix("-")]
+        if descending:
+            return self.order_by(f"-{column}", "-pk")
+        return self.order_by(column, "pk")
+
     def with_status(self, *statuses: str) -> TranscriptQuerySet:
         return self.filter(status__in=statuses) if statuses else self
 
@@ -213,6 +307,20 @@ class TranscriptQuerySet(models.QuerySet):
 
     def deleted(self) -> TranscriptQuerySet:
         return self.filter(deleted_at__isnull=False)
+
+
+def _aware(moment: datetime | date) -> datetime:
+    """A date means from its start; naive times are in the site's time zone."""
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, time.min)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def sort_choices() -> list[str]:
+    """Every ``sorted_by`` value: each key, ascending and descending."""
+    return [f"{sign}{key}" for key in TRANSCRIPT_SORTS for sign in ("", "-")]
 
 
 class LiveTranscriptManager(models.Manager.from_queryset(TranscriptQuerySet)):
