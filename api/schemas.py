@@ -41,6 +41,36 @@ class DatasetOut(Schema):
     updated_at: datetime
 
 
+class DatasetCreateIn(Schema):
+    name: str = Field(max_length=200)
+    slug: str = Field(description="Letters, digits, -, _ and dots; in every URL of the dataset.")
+    description: str = ""
+    default_spec: SpecId = "openchatml-2.2"
+
+
+class DatasetUpdateIn(Schema):
+    """Only the fields sent change; the slug cannot."""
+
+    name: str | None = Field(None, max_length=200)
+    description: str | None = None
+    default_spec: SpecId | None = None
+
+
+class MemberOut(Schema):
+    username: str = Field(alias="user.username")
+    role: RoleName
+    created_at: datetime
+
+
+class MemberIn(Schema):
+    username: str
+    role: RoleName = "viewer"
+
+
+class RoleIn(Schema):
+    role: RoleName
+
+
 # --- transcripts ----------------------------------------------------------------------------
 
 

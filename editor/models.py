@@ -148,6 +148,41 @@ class Membership(models.Model):
         return f"{self.user} in {self.dataset} as {self.role}"
 
 
+class MembershipAction(models.TextChoices):
+    ADDED = "added", "added"
+    ROLE_CHANGED = "role_changed", "changed the role of"
+    REMOVED = "removed", "removed"
+
+
+class MembershipChange(models.Model):
+    """Who changed whose membership of a dataset, when, and from which role to which.
+
+    Written by ``editor.membership`` for every change. A model of its own rather than the
+    admin's LogEntry: the history belongs to the dataset (shown on its page, kept queryable by
+    dataset, user and role), and LogEntry records admin edits as free text.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="membership_log")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    # Kept as written: the history still names a member whose account was deleted since.
+    username = models.CharField(max_length=150)
+    action = models.CharField(max_length=16, choices=MembershipAction.choices)
+    old_role = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    new_role = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.get_action_display()} {self.username} in {self.dataset}"
+
+
 class Status(models.TextChoices):
     # The transitions between these belong to the review workflow (editor/workflow.py).
     DRAFT = "draft", "Draft"

@@ -9,6 +9,12 @@ pytestmark = pytest.mark.django_db
 ROUTES = {
     ("get", "/datasets"): {401, 422},
     ("get", "/datasets/{slug}"): {401, 404},
+    ("post", "/datasets"): {401, 409, 422},
+    ("patch", "/datasets/{slug}"): {401, 403, 404, 422},
+    ("get", "/datasets/{slug}/members"): {401, 404},
+    ("post", "/datasets/{slug}/members"): {401, 403, 404, 409, 422},
+    ("patch", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409, 422},
+    ("delete", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409},
     ("get", "/datasets/{slug}/export"): {401, 403, 404, 422},
     ("get", "/datasets/{slug}/transcripts"): {401, 404, 422},
     ("post", "/datasets/{slug}/transcripts"): {401, 403, 404, 422},
@@ -50,7 +56,7 @@ def schema(as_viewer):
 def test_every_route_is_listed_with_its_error_responses(schema):
     listed = {
         (method, path.removeprefix(PREFIX)): {int(code) for code in op["responses"]}
-        - {200, 201, 202}
+        - {200, 201, 202, 204}
         for path, operations in schema["paths"].items()
         for method, op in operations.items()
     }
