@@ -21,9 +21,20 @@ from itertools import islice
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import connections, models
-from django.db.models import BooleanField, Count, Exists, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from editor import formats
@@ -59,6 +70,12 @@ validate_dataset_slug = RegexValidator(
 )
 
 
+def audiences_of(role: str | None) -> tuple[str, ...]:
+    if role is None:
+        return ()
+    return ALL_AUDIENCES if role in EDITING_ROLES else (END_USER_AUDIENCE,)
+
+
 class DatasetQuerySet(models.QuerySet):
     def for_user(self, user) -> DatasetQuerySet:
         """The datasets ``user`` is a member of (every dataset for a superuser)."""
@@ -78,6 +95,23 @@ class DatasetQuerySet(models.QuerySet):
     def with_transcript_counts(self) -> DatasetQuerySet:
         return self.annotate(
             transcript_count=Count("transcripts", filter=Q(transcripts__deleted_at__isnull=True))
+        )
+
+    def with_activity(self) -> DatasetQuerySet:
+        """Annotate, over the live transcripts of each dataset, in the same one query:
+        ``transcript_count``, a ``<status>_count`` per review status, ``error_total``,
+        ``warning_total`` and ``last_activity`` (the newest change, deleted ones included).
+        """
+        live = Q(transcripts__deleted_at__isnull=True)
+        per_status = {
+            f"{status}_count": Count("transcripts", filter=live & Q(transcripts__status=status))
+            for status in Status.values
+        }
+        return self.with_transcript_counts().annotate(
+            **per_status,
+            error_total=Coalesce(Sum("transcripts__error_count", filter=live), 0),
+            warning_total=Coalesce(Sum("transcripts__warning_count", filter=live), 0),
+            last_activity=Max("transcripts__updated_at"),
         )
 
 
@@ -120,10 +154,22 @@ class Dataset(models.Model):
 
     def audiences_for(self, user) -> tuple[str, ...]:
         """The renderings ``user`` may see: all for editors, the end user's for viewers."""
-        role = self.role_of(user)
-        if role is None:
-            return ()
-        return ALL_AUDIENCES if role in EDITING_ROLES else (END_USER_AUDIENCE,)
+        return audiences_of(self.role_of(user))
+
+    @property
+    def user_audiences(self) -> tuple[str, ...]:
+        """For a queryset annotated by ``with_roles``: ``audiences_for`` that user, no query."""
+        return audiences_of(getattr(self, "user_role", None))
+
+    @property
+    def status_counts(self) -> list[tuple[Status, int]]:
+        """For a queryset annotated by ``with_activity``: (status, count) in workflow order."""
+        return [(status, getattr(self, f"{status.value}_count")) for status in Status]
+
+    @property
+    def user_can_curate(self) -> bool:
+        """For templates of a queryset annotated by ``with_roles``: may that user curate?"""
+        return getattr(self, "user_role", None) == Role.CURATOR
 
     @property
     def user_can_edit(self) -> bool:
