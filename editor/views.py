@@ -3,7 +3,7 @@
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import StreamingHttpResponse
+from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -70,11 +70,13 @@ def dataset_create(request):
 def dataset_detail(request, slug):
     dataset = _visible_dataset(request, slug)
     context = _dataset_context(request, dataset)
-    template = "editor/dataset.html"
-    if request.htmx and not request.htmx.history_restore_request:
-        template += "#transcript-table"
-        context["swap_sort_field"] = True
-    return render(request, template, context)
+    if not request.htmx or request.htmx.history_restore_request:
+        return render(request, "editor/dataset.html", context)
+    context["swap_sort_field"] = True
+    response = render(request, "editor/dataset.html#transcript-table", context)
+    # The address pushed to the history: the filter form sends its empty fields too.
+    response["HX-Push-Url"] = _url(request)
+    return response
 
 
 def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
@@ -112,24 +114,28 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
     return context
 
 
-def _query(request, **changes) -> str:
-    """This page's query string with ``changes`` (None removes a parameter)."""
-    params = request.GET.copy()
+def _url(request, **changes) -> str:
+    """This page's address, its query string without empty parameters, with ``changes``
+    (None removes a parameter)."""
+    params = QueryDict(mutable=True)
+    for name, values in request.GET.lists():
+        params.setlist(name, [value for value in values if value])
     for name, value in changes.items():
         params.pop(name, None)
         if value is not None:
             params[name] = value
-    return "?" + params.urlencode()
+    query = params.urlencode()
+    return f"{request.path}?{query}" if query else request.path
 
 
 def _page_links(request, page) -> dict[str, str]:
     links = {}
     if page.has_previous():
-        links["first"] = _query(request, page=None)
-        links["previous"] = _query(request, page=page.previous_page_number())
+        links["first"] = _url(request, page=None)
+        links["previous"] = _url(request, page=page.previous_page_number())
     if page.has_next():
-        links["next"] = _query(request, page=page.next_page_number())
-        links["last"] = _query(request, page=page.paginator.num_pages)
+        links["next"] = _url(request, page=page.next_page_number())
+        links["last"] = _url(request, page=page.paginator.num_pages)
     return links
 
 
@@ -143,7 +149,7 @@ def _sort_links(request, current: str) -> dict[str, str]:
         wanted = first
         if current == first:
             wanted = first.removeprefix("-") if first.startswith("-") else f"-{first}"
-        links[column] = _query(request, sort=wanted, page=None)
+        links[column] = _url(request, sort=wanted, page=None)
     return links
 
 
