@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
 from . import membership
 from .exporting import export_dataset
@@ -158,6 +159,7 @@ def dataset_edit(request, slug):
     dataset = _visible_dataset(request, slug)
     if not dataset.user_can_curate:
         raise PermissionDenied("Only a curator may edit this dataset.")
+    # A copy for the form: invalid input must not change the dataset the page shows.
     form = DatasetEditForm(request.POST, instance=Dataset.objects.get(pk=dataset.pk))
     if not form.is_valid():
         context = _dataset_context(request, dataset, edit_form=form, edit_open=True)
@@ -195,7 +197,19 @@ def _change_members(request, slug, change, refused_form=None):
         raise PermissionDenied(refused.message) from None
     except StorageError as refused:
         return _members_response(request, dataset, refusal=refused, member_form=refused_form)
+    # The user may have changed their own role (or left): read it again.
+    still_visible = Dataset.objects.for_user(request.user).with_roles(request.user)
+    dataset = still_visible.filter(pk=dataset.pk).first()
+    if dataset is None:
+        return _left_dataset(request)
     return _members_response(request, dataset)
+
+
+def _left_dataset(request):
+    """After removing oneself: to the dashboard, the dataset is no longer one's own."""
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("dashboard"))
+    return redirect("dashboard")
 
 
 @require_POST

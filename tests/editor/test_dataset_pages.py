@@ -253,6 +253,22 @@ def test_refusals_are_shown_in_the_members_section(client, curator, dataset):
     assert 'value="nobody"' in response.content.decode()  # what was typed is kept
 
 
+def test_a_curator_who_steps_down_loses_the_controls_at_once(client, curator, annotator, dataset):
+    Membership.objects.filter(user=annotator).update(role=Role.CURATOR)
+    client.force_login(curator)
+    base = f"/datasets/{dataset.slug}/members/"
+    html = client.post(f"{base}curator/", {"role": "viewer"}, headers=HX).content.decode()
+    assert '<tr data-member="curator" data-role="viewer">' in html
+    assert 'data-testid="add-member-form"' not in html
+    client.force_login(annotator)
+    response = client.post(f"{base}annotator/remove/", headers=HX)
+    assert response.status_code == 409  # the last curator now
+    client.post(f"{base}curator/", {"role": "curator"}, headers=HX)
+    response = client.post(f"{base}annotator/remove/", headers=HX)
+    assert response["HX-Redirect"] == "/"  # left the dataset: back to the dashboard
+    assert dataset.role_of(annotator) is None
+
+
 def test_without_htmx_a_change_goes_back_to_the_dataset_page(client, curator, outsider, dataset):
     client.force_login(curator)
     response = client.post(f"/datasets/{dataset.slug}/members/", {"username": "outsider"})
