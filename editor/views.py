@@ -73,7 +73,7 @@ def dataset_detail(request, slug):
     context = _dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
         return render(request, "editor/dataset.html", context)
-    context["swap_sort_field"] = True
+    context["swap_filters"] = True
     response = render(request, "editor/dataset.html#transcript-table", context)
     # The address pushed to the history: the filter form sends its empty fields too.
     response["HX-Push-Url"] = _url(request)

@@ -66,6 +66,8 @@ def test_filter_page_through_and_add_a_member(curator_page, live_server, screens
     page.go_back()
     expect(rows).to_have_count(50)
     expect(rows.first).to_contain_text("chat 000")
+    expect(filters.get_by_label("Approved")).to_be_checked()
+    expect(filters.get_by_label("Sort by")).to_have_value("title")
 
     # A header link sorts the other way round.
     page.locator('#transcript-table a[data-sort="title"]').click()

@@ -170,14 +170,15 @@ def test_rows_carry_their_hooks(client, viewer, dataset, varied):
     assert f'<tr data-transcript="{row.pk}" data-spec="{row.spec}" data-status="approved">' in html
 
 
-def test_htmx_gets_only_the_table_and_the_sort_field(client, viewer, dataset, varied):
+def test_htmx_gets_only_the_table_and_the_filters(client, viewer, dataset, varied):
     client.force_login(viewer)
     query = {"sort": "title", "code": "", "spec": ""}  # a form sends its empty fields too
     response = client.get(f"/datasets/{dataset.slug}/", query, headers=HX)
     html = response.content.decode()
     assert "<html" not in html
     assert html.lstrip().startswith('<div id="transcript-table"')
-    assert '<span id="sort-field" hx-swap-oob="true">' in html
+    assert '<div id="filter-fields" class="filter-fields" hx-swap-oob="true">' in html
+    assert '<option value="title" selected>' in html
     assert len(row_ids(html)) == 6
     assert "HX-Request" in response["Vary"]
     assert response["HX-Push-Url"] == f"/datasets/{dataset.slug}/?sort=title"
