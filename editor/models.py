@@ -500,6 +500,8 @@ class Transcript(models.Model):
             models.Index(fields=["dataset", "status", "deleted_at"], name="transcript_status_idx"),
             models.Index(fields=["dataset", "external_id"], name="transcript_external_id_idx"),
             models.Index(fields=["dataset", "error_count"], name="transcript_errors_idx"),
+            # The dataset page's default order (newest change first).
+            models.Index(fields=["dataset", "updated_at"], name="transcript_updated_idx"),
         ]
 
     def __str__(self) -> str:
