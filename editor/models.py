@@ -203,9 +203,9 @@ class MembershipAction(models.TextChoices):
 class MembershipChange(models.Model):
     """Who changed whose membership of a dataset, when, and from which role to which.
 
-    Written by ``editor.membership`` for every change. A model of its own rather than the
-    admin's LogEntry: the history belongs to the dataset (shown on its page, kept queryable by
-    dataset, user and role), and LogEntry records admin edits as free text.
+    Written by ``editor.membership`` for every change (read-only in the admin). A model of its
+    own rather than the admin's LogEntry: the history belongs to the dataset and stays queryable
+    by dataset, user and role, where LogEntry keeps admin edits as free text on a content type.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="membership_log")
