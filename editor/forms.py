@@ -120,9 +120,11 @@ class TranscriptFilterForm(forms.Form):
         choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
     spec = forms.ChoiceField(choices=[("", "any spec"), *SPEC_OPTIONS], required=False)
-    errors = forms.ChoiceField(
-        choices=[("", "any"), ("yes", "with errors"), ("no", "without errors")],
+    # Named and valued as the API's parameter: a page's query string works there too.
+    has_errors = forms.ChoiceField(
+        choices=[("", "any"), ("true", "with errors"), ("false", "without errors")],
         required=False,
+        label="Errors",
     )
     code = forms.CharField(
         required=False,
@@ -153,7 +155,7 @@ class TranscriptFilterForm(forms.Form):
         return TranscriptFilter(
             statuses=data.get("status") or (),
             spec=data.get("spec") or None,
-            has_errors={"yes": True, "no": False}.get(data.get("errors") or ""),
+            has_errors={"true": True, "false": False}.get(data.get("has_errors") or ""),
             code=(data.get("code") or "").strip() or None,
             contains=data.get("has") or (),
             updated_by=(data.get("updated_by") or "").strip() or None,

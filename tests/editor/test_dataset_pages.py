@@ -52,6 +52,7 @@ def test_dashboard_counts_per_status_errors_and_activity(client, curator, datase
     newest = Transcript.all_objects.order_by("-updated_at").first().updated_at
     assert stat(html, dataset.slug, "last-activity") == newest.strftime("%Y-%m-%d %H:%M")
     assert f'href="/datasets/{dataset.slug}/?status=approved"' in html
+    assert f'href="/datasets/{dataset.slug}/?has_errors=true"' in html
 
 
 def test_dashboard_queries_do_not_grow_with_transcripts(
@@ -138,13 +139,16 @@ def test_sort_links_flip_the_direction(client, viewer, dataset, varied):
             {"plain", "tool call", "analysis", "system prompt", "truncated", "json"},
         ),
         ("spec=openai-messages", {"json"}),
-        ("errors=yes", {"truncated"}),
+        ("has_errors=true", {"truncated"}),
         ("code=W-HEADER-MISSING", {"tool call"}),
         ("has=tool_calls", {"tool call"}),
         ("has=analysis", {"analysis"}),
         ("has=system_prompt", {"system prompt"}),
         ("updated_by=curator", {"system prompt"}),
-        ("updated_since=2021-01-01&errors=no", {"tool call", "analysis", "system prompt", "json"}),
+        (
+            "updated_since=2021-01-01&has_errors=false",
+            {"tool call", "analysis", "system prompt", "json"},
+        ),
     ],
 )
 def test_each_filter_in_the_query_string(client, viewer, dataset, varied, query, titles):
@@ -198,7 +202,7 @@ def test_the_page_queries_do_not_grow_with_transcripts(
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 3, "sort": "-updated"})
     assert len(row_ids(response.content.decode())) == 50
     with django_assert_max_num_queries(7):
-        response = client.get(f"/datasets/{dataset.slug}/", {"page": 20, "errors": "no"})
+        response = client.get(f"/datasets/{dataset.slug}/", {"page": 20, "has_errors": "false"})
     assert len(row_ids(response.content.decode())) == 50
 
 
