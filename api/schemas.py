@@ -15,7 +15,16 @@ from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
-from editor.models import AnchorState, AnnotationState, AssignmentState, Role, Status
+from editor.models import (
+    AnchorState,
+    AnnotationState,
+    AssignmentState,
+    Contains,
+    Role,
+    Status,
+    TranscriptFilter,
+    sort_choices,
+)
 from editor.workflow import TRANSITIONS
 
 SpecId = Literal[tuple(formats.SPEC_IDS)]
@@ -28,6 +37,8 @@ TransitionName = Literal[tuple(TRANSITIONS)]
 AssignmentStateName = Literal[tuple(AssignmentState.values)]
 AnnotationStateName = Literal[tuple(AnnotationState.values)]
 AnchorStateName = Literal[tuple(AnchorState.values)]
+ContainsName = Literal[tuple(Contains.values)]
+TranscriptSort = Literal[tuple(sort_choices())]
 
 
 # --- datasets -------------------------------------------------------------------------------
@@ -42,6 +53,36 @@ class DatasetOut(Schema):
     transcript_count: int
     created_at: datetime
     updated_at: datetime
+
+
+class DatasetCreateIn(Schema):
+    name: str = Field(max_length=200)
+    slug: str = Field(description="Letters, digits, -, _ and dots; in every URL of the dataset.")
+    description: str = ""
+    default_spec: SpecId = "openchatml-2.2"
+
+
+class DatasetUpdateIn(Schema):
+    """Only the fields sent change; the slug cannot."""
+
+    name: str | None = Field(None, max_length=200)
+    description: str | None = None
+    default_spec: SpecId | None = None
+
+
+class MemberOut(Schema):
+    username: str = Field(alias="user.username")
+    role: RoleName
+    created_at: datetime
+
+
+class MemberIn(Schema):
+    username: str
+    role: RoleName = "viewer"
+
+
+class RoleIn(Schema):
+    role: RoleName
 
 
 # --- transcripts ----------------------------------------------------------------------------
@@ -121,7 +162,29 @@ class TranscriptFilters(Schema):
     status: list[StatusName] = Field([], description="Repeat for several statuses.")
     spec: SpecId | None = None
     has_errors: bool | None = None
+    code: str | None = Field(None, description="Only those with a diagnostic of this code.")
+    has: list[ContainsName] = Field(
+        [], description="Only those with messages of these kinds (repeat: all of them)."
+    )
+    updated_by: str | None = Field(None, description="Username of the last revision's author.")
+    updated_since: datetime | None = Field(
+        None, description="Changed at or after this time (a date: from its start)."
+    )
+    sort: TranscriptSort = Field(
+        "id", description="id, updated, title, messages or errors; a leading - reverses."
+    )
     deleted: bool = Field(False, description="List the deleted transcripts instead.")
+
+    def to_filter(self) -> TranscriptFilter:
+        return TranscriptFilter(
+            statuses=self.status,
+            spec=self.spec,
+            has_errors=self.has_errors,
+            code=self.code,
+            contains=self.has,
+            updated_by=self.updated_by,
+            updated_since=self.updated_since,
+        )
 
 
 class ExportOut(Schema):

@@ -18,6 +18,7 @@ from editor.models import (
     Dataset,
     ImportTask,
     Membership,
+    MembershipChange,
     Message,
     Revision,
     Transcript,
@@ -66,6 +67,16 @@ class ViewOnly:
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(MembershipChange)
+class MembershipChangeAdmin(ViewOnly, admin.ModelAdmin):
+    """The record of membership changes made in the app (``editor.membership``)."""
+
+    list_display = ["created_at", "dataset", "actor", "action", "username", "old_role", "new_role"]
+    list_filter = ["action", "dataset"]
+    search_fields = ["username", "dataset__slug", "actor__username"]
+    list_select_related = ["dataset", "actor"]
 
 
 class MessageInline(ViewOnly, admin.TabularInline):

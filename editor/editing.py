@@ -72,7 +72,7 @@ class EditResult:
             "id": self.transcript.pk,
             "version": self.version,
             "status": self.transcript.status,
-            "message_count": self.transcript.messages.count(),
+            "message_count": self.transcript.message_count,
             "diagnostics": self.diagnostics,
             "error_count": self.transcript.error_count,
             "warning_count": self.transcript.warning_count,

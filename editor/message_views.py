@@ -73,7 +73,7 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
         "audience": audience,
         "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
         "can_edit": transcript.dataset.can_edit(request.user),
-        "message_count": transcript.messages.count(),
+        "message_count": transcript.message_count,
         "transitions": workflow.allowed_transitions(transcript, request.user),
         "spec_ids": formats.SPEC_IDS,
         "can_see_all": FULL_CONTENT in allowed,

@@ -13,14 +13,28 @@ import hmac
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
 from itertools import islice
 
 from django.conf import settings
 from django.core.validators import RegexValidator
-from django.db import models
-from django.db.models import Count, OuterRef, Prefetch, Q, Subquery, Value
-from django.db.models.functions import Cast
+from django.db import connections, models
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from editor import formats
@@ -57,6 +71,12 @@ validate_dataset_slug = RegexValidator(
 )
 
 
+def audiences_of(role: str | None) -> tuple[str, ...]:
+    if role is None:
+        return ()
+    return ALL_AUDIENCES if role in EDITING_ROLES else (END_USER_AUDIENCE,)
+
+
 class DatasetQuerySet(models.QuerySet):
     def for_user(self, user) -> DatasetQuerySet:
         """The datasets ``user`` is a member of (every dataset for a superuser)."""
@@ -76,6 +96,23 @@ class DatasetQuerySet(models.QuerySet):
     def with_transcript_counts(self) -> DatasetQuerySet:
         return self.annotate(
             transcript_count=Count("transcripts", filter=Q(transcripts__deleted_at__isnull=True))
+        )
+
+    def with_activity(self) -> DatasetQuerySet:
+        """Annotate, over the live transcripts of each dataset, in the same one query:
+        ``transcript_count``, a ``<status>_count`` per review status, ``error_total``,
+        ``warning_total`` and ``last_activity`` (the newest change, deleted ones included).
+        """
+        live = Q(transcripts__deleted_at__isnull=True)
+        per_status = {
+            f"{status}_count": Count("transcripts", filter=live & Q(transcripts__status=status))
+            for status in Status.values
+        }
+        return self.with_transcript_counts().annotate(
+            **per_status,
+            error_total=Coalesce(Sum("transcripts__error_count", filter=live), 0),
+            warning_total=Coalesce(Sum("transcripts__warning_count", filter=live), 0),
+            last_activity=Max("transcripts__updated_at"),
         )
 
 
@@ -121,10 +158,22 @@ class Dataset(models.Model):
 
     def audiences_for(self, user) -> tuple[str, ...]:
         """The renderings ``user`` may see: all for editors, the end user's for viewers."""
-        role = self.role_of(user)
-        if role is None:
-            return ()
-        return ALL_AUDIENCES if role in EDITING_ROLES else (END_USER_AUDIENCE,)
+        return audiences_of(self.role_of(user))
+
+    @property
+    def user_audiences(self) -> tuple[str, ...]:
+        """For a queryset annotated by ``with_roles``: ``audiences_for`` that user, no query."""
+        return audiences_of(getattr(self, "user_role", None))
+
+    @property
+    def status_counts(self) -> list[tuple[Status, int]]:
+        """For a queryset annotated by ``with_activity``: (status, count) in workflow order."""
+        return [(status, getattr(self, f"{status.value}_count")) for status in Status]
+
+    @property
+    def user_can_curate(self) -> bool:
+        """For templates of a queryset annotated by ``with_roles``: may that user curate?"""
+        return getattr(self, "user_role", None) == Role.CURATOR
 
     @property
     def user_can_edit(self) -> bool:
@@ -149,12 +198,95 @@ class Membership(models.Model):
         return f"{self.user} in {self.dataset} as {self.role}"
 
 
+class MembershipAction(models.TextChoices):
+    ADDED = "added", "added"
+    ROLE_CHANGED = "role_changed", "changed the role of"
+    REMOVED = "removed", "removed"
+
+
+class MembershipChange(models.Model):
+    """Who changed whose membership of a dataset, when, and from which role to which.
+
+    Written by ``editor.membership`` for every change (read-only in the admin). A model of its
+    own rather than the admin's LogEntry: the history belongs to the dataset and stays queryable
+    by dataset, user and role, where LogEntry keeps admin edits as free text on a content type.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="membership_log")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    # Kept as written: the history still names a member whose account was deleted since.
+    username = models.CharField(max_length=150)
+    action = models.CharField(max_length=16, choices=MembershipAction.choices)
+    old_role = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    new_role = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.get_action_display()} {self.username} in {self.dataset}"
+
+
 class Status(models.TextChoices):
     # The transitions between these belong to the review workflow (editor/workflow.py).
     DRAFT = "draft", "Draft"
     IN_REVIEW = "in_review", "In review"
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
+
+
+class Contains(models.TextChoices):
+    """Kinds of message a transcript list can be filtered on (``TranscriptFilter.contains``)."""
+
+    TOOL_CALLS = "tool_calls", "tool calls"
+    ANALYSIS = "analysis", "analysis"
+    SYSTEM_PROMPT = "system_prompt", "a system prompt"
+
+
+# Recipients that address a participant, not a tool (as editor.formats.validate.context).
+NON_TOOL_RECIPIENTS = ("assistant", "user", "all", "system", "developer")
+
+# The Message rows that make a transcript contain each kind.
+CONTAINS_CONDITIONS = {
+    # A call: an assistant message that ends in a call or is addressed to a tool
+    # (editor.formats.validate.context.is_call).
+    Contains.TOOL_CALLS: Q(role="assistant")
+    & (Q(end="call") | (Q(recipient__isnull=False) & ~Q(recipient__in=NON_TOOL_RECIPIENTS))),
+    Contains.ANALYSIS: Q(channel="analysis"),
+    # Instructions above the conversation in every spec: system, developer, MMS platform and
+    # ChatML's `system:*` roles.
+    Contains.SYSTEM_PROMPT: Q(role__in=("system", "developer", "platform"))
+    | Q(role__startswith="system:"),
+}
+
+# ``?sort=`` keys of transcript lists (a leading "-" reverses) and the columns they order by;
+# the pk breaks ties, so pages never overlap or skip rows.
+TRANSCRIPT_SORTS = {
+    "id": "pk",
+    "updated": "updated_at",
+    "title": "title",
+    "messages": "message_count",
+    "errors": "error_count",
+}
+
+
+@dataclass(frozen=True)
+class TranscriptFilter:
+    """What a transcript list is narrowed to: every field left empty matches everything."""
+
+    statuses: Sequence[str] = ()
+    spec: str | None = None
+    has_errors: bool | None = None
+    code: str | None = None  # a diagnostic code, e.g. E-STREAM-TRUNCATED
+    contains: Sequence[str] = ()  # Contains values: all of them must be present
+    updated_by: str | None = None  # the username of the last revision's author
+    updated_since: datetime | date | None = None
 
 
 class TranscriptQuerySet(models.QuerySet):
@@ -166,9 +298,10 @@ class TranscriptQuerySet(models.QuerySet):
             return self
         return self.filter(dataset__memberships__user=user)
 
-    def with_counts(self) -> TranscriptQuerySet:
-        """Annotate ``message_count`` (error and warning counts are stored columns)."""
-        return self.annotate(message_count=Count("messages"))
+    def summaries(self) -> TranscriptQuerySet:
+        """Only the columns a list shows: no source text, header, diagnostics or messages are
+        read, so a page of a list costs the same however long its transcripts are."""
+        return self.only(*Transcript.SUMMARY_FIELDS)
 
     def with_messages(self) -> TranscriptQuerySet:
         """Fetch the messages in one extra query, in order (what ``canonical()`` reads)."""
@@ -208,6 +341,49 @@ class TranscriptQuerySet(models.QuerySet):
                     ),
                 )
 
+    def matching(self, wanted: TranscriptFilter) -> TranscriptQuerySet:
+        """The transcripts that pass every condition of ``wanted`` (the dataset page and the
+        API list both filter here)."""
+        rows = self.with_status(*wanted.statuses)
+        if wanted.spec:
+            rows = rows.filter(spec=wanted.spec)
+        if wanted.has_errors is not None:
+            rows = rows.with_errors() if wanted.has_errors else rows.filter(error_count=0)
+        if wanted.code:
+            rows = rows.with_diagnostic(wanted.code)
+        for kind in wanted.contains:
+            messages = Message.objects.filter(CONTAINS_CONDITIONS[kind], transcript=OuterRef("pk"))
+            rows = rows.filter(Exists(messages))
+        if wanted.updated_by:
+            rows = rows.filter(updated_by__username=wanted.updated_by)
+        if wanted.updated_since:
+            rows = rows.filter(updated_at__gte=_aware(wanted.updated_since))
+        return rows
+
+    def with_diagnostic(self, code: str) -> TranscriptQuerySet:
+        """Transcripts with a diagnostic of ``code`` in their stored ``diagnostics`` list."""
+        if connections[self.db].vendor == "postgresql":
+            # JSONB containment (@>): is {"code": code} an element of the list?
+            return self.filter(diagnostics__contains=[{"code": code}])
+        # SQLite has no JSON containment: a JSON1 query over the list's elements instead.
+        table = connections[self.db].ops.quote_name(self.model._meta.db_table)
+        return self.filter(
+            RawSQL(
+                f"EXISTS (SELECT 1 FROM json_each({table}.diagnostics) "
+                "WHERE json_extract(json_each.value, '$.code') = %s)",
+                (code,),
+                output_field=BooleanField(),
+            )
+        )
+
+    def sorted_by(self, sort: str) -> TranscriptQuerySet:
+        """Order by a ``TRANSCRIPT_SORTS`` key, "-" first for descending, pk breaking ties."""
+        descending = sort.startswith("-")
+        column = TRANSCRIPT_SORTS[sort.removeprefix("-")]
+        if descending:
+            return self.order_by(f"-{column}", "-pk")
+        return self.order_by(column, "pk")
+
     def with_status(self, *statuses: str) -> TranscriptQuerySet:
         return self.filter(status__in=statuses) if statuses else self
 
@@ -216,6 +392,20 @@ class TranscriptQuerySet(models.QuerySet):
 
     def deleted(self) -> TranscriptQuerySet:
         return self.filter(deleted_at__isnull=False)
+
+
+def _aware(moment: datetime | date) -> datetime:
+    """A date means from its start; naive times are in the site's time zone."""
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, time.min)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+def sort_choices() -> list[str]:
+    """Every ``sorted_by`` value: each key, ascending and descending."""
+    return [f"{sign}{key}" for key in TRANSCRIPT_SORTS for sign in ("", "-")]
 
 
 class LiveTranscriptManager(models.Manager.from_queryset(TranscriptQuerySet)):
@@ -253,6 +443,9 @@ class Transcript(models.Model):
     diagnostics = models.JSONField(default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
+    # Kept by editor.storage with the messages it writes: lists read it instead of counting
+    # the Message rows of every transcript they show.
+    message_count = models.PositiveIntegerField(default=0)
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -281,6 +474,23 @@ class Transcript(models.Model):
     objects = LiveTranscriptManager()
     all_objects = AllTranscriptsManager()
 
+    # What a list of transcripts shows (``TranscriptQuerySet.summaries``).
+    SUMMARY_FIELDS = (
+        "dataset",
+        "title",
+        "spec",
+        "status",
+        "version",
+        "external_id",
+        "message_count",
+        "error_count",
+        "warning_count",
+        "created_at",
+        "updated_at",
+        "updated_by",
+        "deleted_at",
+    )
+
     class Meta:
         base_manager_name = "all_objects"
         constraints = [
@@ -294,6 +504,8 @@ class Transcript(models.Model):
             models.Index(fields=["dataset", "status", "deleted_at"], name="transcript_status_idx"),
             models.Index(fields=["dataset", "external_id"], name="transcript_external_id_idx"),
             models.Index(fields=["dataset", "error_count"], name="transcript_errors_idx"),
+            # The dataset page's default order (newest change first).
+            models.Index(fields=["dataset", "updated_at"], name="transcript_updated_idx"),
         ]
 
     def __str__(self) -> str:

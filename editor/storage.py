@@ -620,6 +620,7 @@ def _content_fields(content: TranscriptContent) -> dict:
         "diagnostics": content.diagnostics,
         "error_count": content.error_count,
         "warning_count": content.warning_count,
+        "message_count": len(content.canonical.messages),
     }
 
 

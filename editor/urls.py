@@ -18,7 +18,20 @@ register_converter(DatasetSlugConverter, "dataset")
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("datasets/", views.dataset_create, name="dataset-create"),
     path("datasets/<dataset:slug>/", views.dataset_detail, name="dataset"),
+    path("datasets/<dataset:slug>/edit/", views.dataset_edit, name="dataset-edit"),
+    path("datasets/<dataset:slug>/members/", views.member_add, name="member-add"),
+    path(
+        "datasets/<dataset:slug>/members/<str:username>/",
+        views.member_role,
+        name="member-role",
+    ),
+    path(
+        "datasets/<dataset:slug>/members/<str:username>/remove/",
+        views.member_remove,
+        name="member-remove",
+    ),
     path("datasets/<dataset:slug>/import/", views.dataset_import, name="dataset-import"),
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),

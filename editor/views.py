@@ -2,64 +2,256 @@
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch
-from django.http import StreamingHttpResponse
+from django.core.paginator import Paginator
+from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
+from . import membership
 from .exporting import export_dataset
-from .forms import ExportForm, ImportForm
+from .forms import (
+    DatasetEditForm,
+    DatasetForm,
+    ExportForm,
+    ImportForm,
+    MemberAddForm,
+    TranscriptFilterForm,
+)
 from .import_tasks import progress_of, start_import_task
-from .models import END_USER_AUDIENCE, Dataset, ImportTask, Status, Transcript
+from .models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
 from .revisions import diff_revisions, list_revisions, restore_revision
 from .storage import ConflictError, NotAllowed, StorageError
 from .visibility import FULL_CONTENT, export_audience, require_audience
 
-
-def _transcript_rows():
-    return Prefetch(
-        "transcripts", queryset=Transcript.objects.with_counts().order_by("title", "pk")
-    )
+PAGE_SIZE = 50
 
 
 def _visible_dataset(request, slug: str) -> Dataset:
     datasets = Dataset.objects.for_user(request.user).with_roles(request.user)
-    return get_object_or_404(datasets.prefetch_related(_transcript_rows()), slug=slug)
+    return get_object_or_404(datasets, slug=slug)
 
 
 @require_GET
 @vary_on_headers("HX-Request")
 def dashboard(request):
-    datasets = list(
+    return _dashboard(request, DatasetForm())
+
+
+def _dashboard(request, dataset_form: DatasetForm, status: int = 200):
+    """The user's datasets with their counts from one aggregate query (no transcript rows)."""
+    datasets = (
         Dataset.objects.for_user(request.user)
         .with_roles(request.user)
-        .prefetch_related(_transcript_rows())
+        .with_activity()
+        .order_by("name", "pk")
     )
-    return render(request, "editor/dashboard.html", {"datasets": datasets})
+    context = {"datasets": datasets, "dataset_form": dataset_form}
+    return render(request, "editor/dashboard.html", context, status=status)
+
+
+@require_POST
+def dataset_create(request):
+    form = DatasetForm(request.POST)
+    if form.is_valid():
+        try:
+            dataset = membership.create_dataset(author=request.user, **form.cleaned_data)
+        except StorageError as refused:  # e.g. the slug was taken since the form checked
+            form.add_error(None, refused.message)
+        else:
+            messages.success(request, f"Dataset {dataset.name} created; you are its curator.")
+            return redirect("dataset", slug=dataset.slug)
+    return _dashboard(request, form, status=400)
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 def dataset_detail(request, slug):
     dataset = _visible_dataset(request, slug)
-    return render(
+    context = _dataset_context(request, dataset)
+    if not request.htmx or request.htmx.history_restore_request:
+        return render(request, "editor/dataset.html", context)
+    context["swap_filters"] = True
+    response = render(request, "editor/dataset.html#transcript-table", context)
+    # The address pushed to the history: the filter form sends its empty fields too.
+    response["HX-Push-Url"] = _url(request)
+    return response
+
+
+def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
+    """Everything the dataset page shows: a page of the filtered transcripts, the members,
+    the import, export and edit forms (``overrides`` replace a form to show its errors)."""
+    filters = TranscriptFilterForm(request.GET)
+    filters.is_valid()  # invalid fields are shown with their error and ignored
+    sort = filters.sort_key()
+    rows = (
+        Transcript.objects.filter(dataset=dataset)
+        .summaries()
+        .select_related("updated_by")
+        .matching(filters.to_filter())
+        .sorted_by(sort)
+    )
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "dataset": dataset,
+        "filter_form": filters,
+        "page": page,
+        "page_links": _page_links(request, page),
+        "sort_links": _sort_links(request, sort),
+        "sort": sort,
+        "members": membership.members(dataset),
+        "member_form": MemberAddForm(),
+        "roles": Role.choices,
+        "edit_form": DatasetEditForm(instance=dataset),
+        "import_form": ImportForm(),
+        "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
+        "import_tasks": dataset.import_tasks.select_related("created_by")[:5]
+        if dataset.user_can_edit
+        else [],
+        "status_choices": Status.choices,
+    }
+    context.update(overrides)
+    return context
+
+
+def _url(request, **changes) -> str:
+    """This page's address, its query string without empty parameters, with ``changes``
+    (None removes a parameter)."""
+    params = QueryDict(mutable=True)
+    for name, values in request.GET.lists():
+        params.setlist(name, [value for value in values if value])
+    for name, value in changes.items():
+        params.pop(name, None)
+        if value is not None:
+            params[name] = value
+    query = params.urlencode()
+    return f"{request.path}?{query}" if query else request.path
+
+
+def _page_links(request, page) -> dict[str, str]:
+    links = {}
+    if page.has_previous():
+        links["first"] = _url(request, page=None)
+        links["previous"] = _url(request, page=page.previous_page_number())
+    if page.has_next():
+        links["next"] = _url(request, page=page.next_page_number())
+        links["last"] = _url(request, page=page.paginator.num_pages)
+    return links
+
+
+# Column -> the sort its header asks for first (the other direction on a second click).
+FIRST_SORT = {"title": "title", "messages": "-messages", "errors": "-errors", "updated": "-updated"}
+
+
+def _sort_links(request, current: str) -> dict[str, str]:
+    links = {}
+    for column, first in FIRST_SORT.items():
+        wanted = first
+        if current == first:
+            wanted = first.removeprefix("-") if first.startswith("-") else f"-{first}"
+        links[column] = _url(request, sort=wanted, page=None)
+    return links
+
+
+@require_POST
+def dataset_edit(request, slug):
+    dataset = _visible_dataset(request, slug)
+    if not dataset.user_can_curate:
+        raise PermissionDenied("Only a curator may edit this dataset.")
+    # A copy for the form: invalid input must not change the dataset the page shows.
+    form = DatasetEditForm(request.POST, instance=Dataset.objects.get(pk=dataset.pk))
+    if not form.is_valid():
+        context = _dataset_context(request, dataset, edit_form=form, edit_open=True)
+        return render(request, "editor/dataset.html", context, status=400)
+    membership.update_dataset(dataset, author=request.user, **form.cleaned_data)
+    messages.success(request, "Dataset saved.")
+    return redirect("dataset", slug=dataset.slug)
+
+
+# --- members: each answers the members section (htmx) or goes back to the dataset page ----
+
+
+def _members_response(request, dataset: Dataset, *, refusal=None, member_form=None):
+    if not request.htmx:
+        if refusal is not None:
+            messages.error(request, refusal.message)
+        return redirect(reverse("dataset", args=[dataset.slug]) + "#members")
+    context = {
+        "dataset": dataset,
+        "members": membership.members(dataset),
+        "member_form": member_form or MemberAddForm(),
+        "roles": Role.choices,
+        "member_refusal": refusal,
+    }
+    status = refusal.status if refusal is not None else 200
+    return render(request, "editor/dataset.html#members", context, status=status)
+
+
+def _change_members(request, slug, change, refused_form=None):
+    """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section."""
+    dataset = _visible_dataset(request, slug)
+    try:
+        change(dataset)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        return _members_response(request, dataset, refusal=refused, member_form=refused_form)
+    # The user may have changed their own role (or left): read it again.
+    still_visible = Dataset.objects.for_user(request.user).with_roles(request.user)
+    dataset = still_visible.filter(pk=dataset.pk).first()
+    if dataset is None:
+        return _left_dataset(request)
+    return _members_response(request, dataset)
+
+
+def _left_dataset(request):
+    """After removing oneself: to the dashboard, the dataset is no longer one's own."""
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("dashboard"))
+    return redirect("dashboard")
+
+
+@require_POST
+def member_add(request, slug):
+    username = request.POST.get("username", "").strip()
+    role = request.POST.get("role", Role.VIEWER)
+    return _change_members(
         request,
-        "editor/dataset.html",
-        {
-            "dataset": dataset,
-            "import_form": ImportForm(),
-            "export_form": ExportForm(
-                initial={"audience": _default_export_audience(dataset, request.user)}
-            ),
-            "import_tasks": dataset.import_tasks.select_related("created_by")[:5],
-            "status_choices": Status.choices,
-        },
+        slug,
+        lambda dataset: membership.add_member(
+            dataset, author=request.user, username=username, role=role
+        ),
+        # On a refusal the form keeps what was typed; after an addition it is empty again.
+        refused_form=MemberAddForm(request.POST),
     )
 
 
-def _default_export_audience(dataset: Dataset, user) -> str:
+@require_POST
+def member_role(request, slug, username):
+    role = request.POST.get("role", "")
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.change_role(
+            dataset, author=request.user, username=username, role=role
+        ),
+    )
+
+
+@require_POST
+def member_remove(request, slug, username):
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.remove_member(dataset, author=request.user, username=username),
+    )
+
+
+def _default_export_audience(dataset: Dataset) -> str:
     """Viewers may export only what the end user sees: offer that first."""
-    return "" if FULL_CONTENT in dataset.audiences_for(user) else END_USER_AUDIENCE
+    return "" if FULL_CONTENT in dataset.user_audiences else END_USER_AUDIENCE
 
 
 @require_POST
@@ -69,7 +261,7 @@ def dataset_import(request, slug):
         raise PermissionDenied("You may not import into this dataset.")
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
-        context = {"dataset": dataset, "import_form": form, "export_form": ExportForm()}
+        context = _dataset_context(request, dataset, import_form=form)
         return render(request, "editor/dataset.html", context, status=400)
     upload = form.cleaned_data["file"]
     task = start_import_task(
@@ -89,14 +281,13 @@ def dataset_export(request, slug):
     dataset = _visible_dataset(request, slug)
     form = ExportForm(request.GET)
     if not form.is_valid():
-        context = {"dataset": dataset, "import_form": ImportForm(), "export_form": form}
+        context = _dataset_context(request, dataset, export_form=form)
         return render(request, "editor/dataset.html", context, status=400)
     options = form.cleaned_data
     try:
         export_audience(dataset, request.user, options["audience"] or None)
     except NotAllowed as refused:
-        context = {"dataset": dataset, "import_form": ImportForm(), "export_form": form}
-        context["export_refusal"] = refused
+        context = _dataset_context(request, dataset, export_form=form, export_refusal=refused)
         return render(request, "editor/dataset.html", context, status=403)
     lines = export_dataset(
         dataset,

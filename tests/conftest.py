@@ -51,3 +51,68 @@ def dataset(curator, annotator, viewer):
         ]
     )
     return dataset
+
+
+@pytest.fixture
+def varied(dataset, annotator, curator):
+    """Transcripts that each pass a different filter of a transcript list, by title.
+
+    "plain" is old (updated in 2020); "system prompt" was last changed by the curator and is
+    approved; "truncated" has an error (E-STREAM-TRUNCATED), "tool call" a warning
+    (W-HEADER-MISSING); "json" is in openai-messages and the longest.
+    """
+    from datetime import UTC, datetime
+
+    from editor import formats
+    from editor.models import Status, Transcript
+    from editor.storage import create_transcript, save_transcript
+    from tests.editor.samples import conversation
+
+    M = formats.Message
+    user, final = (
+        M(role="user", content="Weather?"),
+        M(role="assistant", channel="final", content="Sunny."),
+    )
+    shapes = {
+        "plain": [user, final],
+        "tool call": [
+            user,
+            M(
+                role="assistant",
+                channel="commentary",
+                recipient="functions.weather",
+                content="{}",
+                end="call",
+            ),
+            M(role="functions.weather", channel="commentary", recipient="assistant", content="{}"),
+            final,
+        ],
+        "analysis": [user, M(role="assistant", channel="analysis", content="Think."), final],
+        "system prompt": [M(role="system", content="Be brief."), user, final],
+    }
+    made = {
+        title: create_transcript(
+            dataset,
+            author=annotator,
+            title=title,
+            text=formats.serialize(formats.Transcript(spec="openchatml-2.2", messages=messages)),
+        )
+        for title, messages in shapes.items()
+    }
+    made["truncated"] = create_transcript(
+        dataset,
+        author=annotator,
+        title="truncated",
+        text="<|start|>user<|message|>Hi<|end|>\n<|start|>assistant<|channel|>final<|message|>Half",
+    )
+    made["json"] = create_transcript(
+        dataset, author=annotator, title="json", text=conversation("openai-messages", turns=3)
+    )
+    system = made["system prompt"]
+    made["system prompt"] = save_transcript(
+        system, expected_version=system.version, author=curator, status=Status.APPROVED
+    )
+    Transcript.objects.filter(pk=made["plain"].pk).update(
+        updated_at=datetime(2020, 1, 1, tzinfo=UTC)
+    )
+    return made

@@ -1,9 +1,11 @@
-"""Datasets: the caller's list, one with the caller's role, and the streamed export."""
+"""Datasets: the caller's list, one with the caller's role, creating and editing one, its
+members, and the streamed export."""
 
 from django.http import StreamingHttpResponse
-from ninja import Query, Router
+from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
+from editor import membership
 from editor.exporting import export_dataset
 from editor.models import Dataset
 from editor.visibility import export_audience
@@ -11,7 +13,15 @@ from editor.visibility import export_audience
 from ..access import visible_dataset
 from ..errors import errors
 from ..pagination import LimitOffset
-from ..schemas import DatasetExportQuery, DatasetOut
+from ..schemas import (
+    DatasetCreateIn,
+    DatasetExportQuery,
+    DatasetOut,
+    DatasetUpdateIn,
+    MemberIn,
+    MemberOut,
+    RoleIn,
+)
 
 router = Router(tags=["datasets"])
 
@@ -39,6 +49,70 @@ def list_datasets(request):
 )
 def get_dataset(request, slug: str):
     return visible_dataset(request.auth, slug, with_counts=True)
+
+
+@router.post(
+    "/datasets",
+    response={201: DatasetOut, **errors(409, 422)},
+    summary="Create a dataset; you become its curator",
+)
+def create_dataset(request, payload: DatasetCreateIn):
+    dataset = membership.create_dataset(author=request.auth, **payload.dict())
+    return Status(201, visible_dataset(request.auth, dataset.slug, with_counts=True))
+
+
+@router.patch(
+    "/datasets/{slug}",
+    response={200: DatasetOut, **errors(403, 404, 422)},
+    summary="Change a dataset's name, description or default spec (curators)",
+)
+def update_dataset(request, slug: str, payload: DatasetUpdateIn):
+    dataset = visible_dataset(request.auth, slug)
+    membership.update_dataset(dataset, author=request.auth, **payload.dict())
+    return visible_dataset(request.auth, slug, with_counts=True)
+
+
+@router.get(
+    "/datasets/{slug}/members",
+    response={200: list[MemberOut], **errors(404)},
+    summary="The members of a dataset and their roles, curators first",
+)
+def list_members(request, slug: str):
+    return membership.members(visible_dataset(request.auth, slug))
+
+
+@router.post(
+    "/datasets/{slug}/members",
+    response={201: MemberOut, **errors(403, 404, 409, 422)},
+    summary="Add a user by username (curators)",
+)
+def add_member(request, slug: str, payload: MemberIn):
+    dataset = visible_dataset(request.auth, slug)
+    added = membership.add_member(dataset, author=request.auth, **payload.dict())
+    return Status(201, added)
+
+
+@router.patch(
+    "/datasets/{slug}/members/{username}",
+    response={200: MemberOut, **errors(403, 404, 409, 422)},
+    summary="Change a member's role (curators); the last curator cannot be demoted (409)",
+)
+def change_role(request, slug: str, username: str, payload: RoleIn):
+    dataset = visible_dataset(request.auth, slug)
+    return membership.change_role(
+        dataset, author=request.auth, username=username, role=payload.role
+    )
+
+
+@router.delete(
+    "/datasets/{slug}/members/{username}",
+    response={204: None, **errors(403, 404, 409)},
+    summary="Remove a member (curators); the last curator cannot be removed (409)",
+)
+def remove_member(request, slug: str, username: str):
+    dataset = visible_dataset(request.auth, slug)
+    membership.remove_member(dataset, author=request.auth, username=username)
+    return Status(204, None)
 
 
 @router.get(

@@ -52,20 +52,16 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 @router.get(
     "/datasets/{slug}/transcripts",
     response={200: list[TranscriptSummaryOut], **errors(404, 422)},
-    summary="The transcripts of a dataset, oldest first",
+    summary="The transcripts of a dataset, filtered and sorted (oldest first by default)",
 )
 @paginate(LimitOffset)
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
     manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    rows = manager.filter(dataset=dataset).with_counts().with_status(*filters.status)
+    rows = manager.filter(dataset=dataset).summaries().matching(filters.to_filter())
     if filters.deleted:
         rows = rows.deleted()
-    if filters.spec is not None:
-        rows = rows.filter(spec=filters.spec)
-    if filters.has_errors is not None:
-        rows = rows.with_errors() if filters.has_errors else rows.filter(error_count=0)
-    return rows.order_by("pk")
+    return rows.sorted_by(filters.sort)
 
 
 @router.post(

@@ -9,6 +9,12 @@ pytestmark = pytest.mark.django_db
 ROUTES = {
     ("get", "/datasets"): {401, 422},
     ("get", "/datasets/{slug}"): {401, 404},
+    ("post", "/datasets"): {401, 409, 422},
+    ("patch", "/datasets/{slug}"): {401, 403, 404, 422},
+    ("get", "/datasets/{slug}/members"): {401, 404},
+    ("post", "/datasets/{slug}/members"): {401, 403, 404, 409, 422},
+    ("patch", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409, 422},
+    ("delete", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409},
     ("get", "/datasets/{slug}/export"): {401, 403, 404, 422},
     ("get", "/datasets/{slug}/transcripts"): {401, 404, 422},
     ("post", "/datasets/{slug}/transcripts"): {401, 403, 404, 409, 422},

@@ -48,12 +48,15 @@ def test_login_shows_dashboard_with_demo_transcripts(
     expect(page.get_by_test_id("current-user")).to_have_text("reviewer1")
     section = page.locator(f'[data-dataset="{demo["dataset"]["slug"]}"]')
     expect(section.get_by_role("heading", name=demo["dataset"]["name"])).to_be_visible()
-    rows = section.locator("tr[data-transcript]")
+    expect(section.locator('[data-stat="transcripts"]')).to_have_text(str(len(demo["transcripts"])))
+    screenshot("dashboard")
+
+    section.get_by_role("link", name=demo["dataset"]["name"]).click()
+    rows = page.locator("tr[data-transcript]")
     expect(rows).to_have_count(len(demo["transcripts"]))
     for item in demo["transcripts"]:
-        row = section.locator(f'tr[data-spec="{item["spec"]}"]')
+        row = page.locator(f'tr[data-spec="{item["spec"]}"]')
         expect(row).to_contain_text(item["title"])
-    screenshot("dashboard")
 
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("heading", name="Log in")).to_be_visible()

@@ -150,3 +150,14 @@ def test_an_empty_dataset_can_be_deleted(admin_client):
     )
     assert response.status_code == 302
     assert not Dataset.objects.filter(pk=empty.pk).exists()
+
+
+def test_the_membership_log_is_listed_read_only(admin_client, dataset, curator, outsider):
+    from editor.membership import add_member
+
+    add_member(dataset, author=curator, username="outsider", role="reviewer")
+    response = admin_client.get(reverse("admin:editor_membershipchange_changelist"))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "outsider" in html and "Reviewer" in html
+    assert admin_client.get(reverse("admin:editor_membershipchange_add")).status_code == 403

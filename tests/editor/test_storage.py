@@ -262,10 +262,7 @@ def test_list_and_detail_queries_are_bounded(dataset, curator, django_assert_max
 
     with django_assert_max_num_queries(1):
         rows = list(
-            Transcript.objects.for_user(curator)
-            .filter(dataset=dataset)
-            .with_counts()
-            .order_by("-pk")
+            Transcript.objects.for_user(curator).filter(dataset=dataset).summaries().order_by("-pk")
         )
     assert [r.message_count for r in rows] == [6] * 30
 

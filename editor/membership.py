@@ -1,0 +1,220 @@
+"""Datasets and their members without the admin: create and edit a dataset, add members,
+change their roles, remove them. The HTML views and the API call these functions.
+
+Any logged-in user may create a dataset and becomes its curator; only curators (and
+superusers, who act as curators everywhere) may edit it or change its members. A dataset
+always keeps at least one curator: removing or demoting the last one is refused
+(``LastCurator``). Every membership change is recorded as a ``MembershipChange``.
+
+Refusals are ``StorageError``s (code, message, HTTP status), as in ``editor.storage``.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from editor.models import Dataset, Membership, MembershipAction, MembershipChange, Role
+from editor.storage import NotAllowed, StorageError
+
+
+class InvalidDataset(StorageError):
+    code = "invalid-dataset"
+    status = 422
+
+
+class SlugTaken(StorageError):
+    code = "slug-taken"
+    status = 409
+
+
+class UnknownUser(StorageError):
+    code = "unknown-user"
+    status = 422
+
+
+class AlreadyMember(StorageError):
+    code = "already-member"
+    status = 409
+
+
+class NotAMember(StorageError):
+    code = "not-a-member"
+    status = 404
+
+
+class InvalidRole(StorageError):
+    code = "invalid-role"
+    status = 422
+
+
+class LastCurator(StorageError):
+    code = "last-curator"
+    status = 409
+
+
+# --- datasets -------------------------------------------------------------------------------
+
+
+def create_dataset(
+    *, author, name: str, slug: str, description: str = "", default_spec: str | None = None
+) -> Dataset:
+    """A new dataset with ``author`` as its curator."""
+    if not author.is_authenticated:
+        raise NotAllowed("Log in to create a dataset.")
+    dataset = Dataset(name=name, slug=slug, description=description)
+    if default_spec:
+        dataset.default_spec = default_spec
+    _check(dataset)
+    try:
+        with transaction.atomic():
+            dataset.save()
+            _add(dataset, author=author, user=author, role=Role.CURATOR)
+    except IntegrityError:  # created by someone else since _check looked
+        raise _slug_taken(slug) from None
+    return dataset
+
+
+def update_dataset(
+    dataset: Dataset,
+    *,
+    author,
+    name: str | None = None,
+    description: str | None = None,
+    default_spec: str | None = None,
+) -> Dataset:
+    """Change a dataset's name, description or default spec (curators). The slug stays: it is
+    in every link to the dataset."""
+    _require_curator(dataset, author, "Only a curator may edit this dataset.")
+    for field, value in (
+        ("name", name),
+        ("description", description),
+        ("default_spec", default_spec),
+    ):
+        if value is not None:
+            setattr(dataset, field, value)
+    _check(dataset)
+    dataset.save(update_fields=["name", "description", "default_spec", "updated_at"])
+    return dataset
+
+
+def _check(dataset: Dataset) -> None:
+    try:
+        dataset.full_clean()
+    except ValidationError as invalid:
+        errors = invalid.message_dict
+        if any(error.code == "unique" for error in invalid.error_dict.get("slug", [])):
+            raise _slug_taken(dataset.slug) from None
+        message = "; ".join(f"{field}: {' '.join(texts)}" for field, texts in errors.items())
+        raise InvalidDataset(message, details=errors) from None
+
+
+def _slug_taken(slug: str) -> SlugTaken:
+    return SlugTaken(f"A dataset with the slug {slug!r} exists already; choose another.")
+
+
+# --- members --------------------------------------------------------------------------------
+
+
+def members(dataset: Dataset):
+    """The memberships of ``dataset`` with their users, curators first, then by username."""
+    order = {role: i for i, role in enumerate(Role.values)}
+    rows = dataset.memberships.select_related("user").order_by("user__username")
+    return sorted(rows, key=lambda m: order[m.role])
+
+
+def add_member(dataset: Dataset, *, author, username: str, role: str = Role.VIEWER) -> Membership:
+    _require_curator(dataset, author, "Only a curator may add members.")
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None:
+        raise UnknownUser(f"There is no active user {username!r}.")
+    try:
+        with transaction.atomic():
+            return _add(dataset, author=author, user=user, role=_role(role))
+    except IntegrityError:
+        raise AlreadyMember(f"{username} is already a member; change their role instead.") from None
+
+
+def change_role(dataset: Dataset, *, author, username: str, role: str) -> Membership:
+    _require_curator(dataset, author, "Only a curator may change roles.")
+    role = _role(role)
+    with transaction.atomic():
+        membership = _membership(dataset, username)
+        if membership.role == role:
+            return membership
+        if role != Role.CURATOR:
+            _keep_a_curator(dataset, membership, "demote")
+        old_role = membership.role
+        membership.role = role
+        membership.save(update_fields=["role"])
+        _record(dataset, author, membership.user, MembershipAction.ROLE_CHANGED, old_role, role)
+    return membership
+
+
+def remove_member(dataset: Dataset, *, author, username: str) -> None:
+    _require_curator(dataset, author, "Only a curator may remove members.")
+    with transaction.atomic():
+        membership = _membership(dataset, username)
+        _keep_a_curator(dataset, membership, "remove")
+        membership.delete()
+        _record(dataset, author, membership.user, MembershipAction.REMOVED, membership.role, "")
+
+
+def _role(name: str) -> Role:
+    if name not in Role.values:
+        raise InvalidRole(f"Unknown role {name!r}; expected one of: {', '.join(Role.values)}.")
+    return Role(name)
+
+
+def _add(dataset: Dataset, *, author, user, role: Role) -> Membership:
+    membership = Membership.objects.create(dataset=dataset, user=user, role=role)
+    _record(dataset, author, user, MembershipAction.ADDED, "", role)
+    return membership
+
+
+def _membership(dataset: Dataset, username: str) -> Membership:
+    membership = (
+        dataset.memberships.select_for_update()
+        .select_related("user")
+        .filter(user__username=username)
+        .first()
+    )
+    if membership is None:
+        raise NotAMember(f"{username} is not a member of this dataset.")
+    return membership
+
+
+def _keep_a_curator(dataset: Dataset, membership: Membership, what: str) -> None:
+    """Refuse to take the curator role from the dataset's only curator.
+
+    The curator rows are locked first, so two curators demoting each other at once cannot
+    both pass the check (on PostgreSQL; SQLite runs one write transaction at a time).
+    """
+    if membership.role != Role.CURATOR:
+        return
+    curators = list(
+        dataset.memberships.select_for_update().filter(role=Role.CURATOR).values_list("pk")
+    )
+    if len(curators) <= 1:
+        raise LastCurator(
+            f"{membership.user.username} is the last curator of this dataset: make someone "
+            f"else curator before you {what} them.",
+        )
+
+
+def _record(dataset, author, user, action, old_role, new_role) -> None:
+    MembershipChange.objects.create(
+        dataset=dataset,
+        actor=author if author.is_authenticated else None,
+        user=user,
+        username=user.username,
+        action=action,
+        old_role=old_role,
+        new_role=new_role,
+    )
+
+
+def _require_curator(dataset: Dataset, author, message: str) -> None:
+    if not dataset.can_curate(author):
+        raise NotAllowed(message)

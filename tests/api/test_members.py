@@ -1,0 +1,162 @@
+"""Datasets and members over HTTP: create and edit a dataset, add members, change roles,
+remove them; who may, the last-curator rule and the log of changes."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from editor.models import Dataset, Membership, MembershipChange, Role
+
+from .conftest import api_client_for, assert_error
+
+pytestmark = pytest.mark.django_db
+
+
+def members(client, slug="support-chats") -> dict[str, str]:
+    response = client.get(f"/datasets/{slug}/members")
+    assert response.status_code == 200, response.content
+    return {m["username"]: m["role"] for m in response.json()}
+
+
+def patch(client, path, body):
+    return client._send(client.client.patch, path, body)
+
+
+# --- datasets -------------------------------------------------------------------------------
+
+
+def test_any_user_creates_a_dataset_and_becomes_its_curator(as_outsider, outsider):
+    response = as_outsider.post(
+        "/datasets", {"name": "Evals", "slug": "evals-2.2", "default_spec": "harmony"}
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["slug"], body["role"], body["default_spec"]) == ("evals-2.2", "curator", "harmony")
+    assert members(as_outsider, "evals-2.2") == {"outsider": "curator"}
+    change = MembershipChange.objects.get(dataset__slug="evals-2.2")
+    assert (change.actor, change.username, change.action, change.new_role) == (
+        outsider,
+        "outsider",
+        "added",
+        "curator",
+    )
+
+
+def test_a_superuser_who_creates_one_is_its_curator_too():
+    admin = get_user_model().objects.create_superuser("root")
+    assert api_client_for(admin).post("/datasets", {"name": "A", "slug": "a"}).status_code == 201
+    assert Membership.objects.get(dataset__slug="a").user == admin
+
+
+def test_a_taken_slug_is_a_409_and_a_bad_one_a_422(as_outsider, dataset):
+    assert_error(
+        as_outsider.post("/datasets", {"name": "X", "slug": dataset.slug}), 409, "slug-taken"
+    )
+    body = assert_error(
+        as_outsider.post("/datasets", {"name": "X", "slug": "no spaces"}), 422, "invalid-dataset"
+    )
+    assert "slug" in body["details"]
+    assert Dataset.objects.count() == 1
+
+
+def test_curators_edit_a_dataset_others_may_not(as_curator, as_annotator, as_outsider, dataset):
+    path = f"/datasets/{dataset.slug}"
+    response = patch(as_curator, path, {"name": "Renamed", "default_spec": "chatml"})
+    assert response.status_code == 200, response.content
+    assert (response.json()["name"], response.json()["description"]) == ("Renamed", "")
+    assert_error(patch(as_annotator, path, {"name": "Mine"}), 403, "forbidden")
+    assert_error(patch(as_outsider, path, {"name": "Mine"}), 404, "not-found")
+    dataset.refresh_from_db()
+    assert (dataset.name, dataset.default_spec) == ("Renamed", "chatml")
+
+
+# --- members --------------------------------------------------------------------------------
+
+
+def test_every_member_sees_the_members_an_outsider_gets_404(as_viewer, as_outsider, dataset):
+    assert members(as_viewer) == {
+        "curator": "curator",
+        "annotator": "annotator",
+        "viewer": "viewer",
+    }
+    assert_error(as_outsider.get(f"/datasets/{dataset.slug}/members"), 404, "not-found")
+
+
+def test_a_curator_adds_changes_and_removes_a_member(as_curator, curator, outsider, dataset):
+    path = f"/datasets/{dataset.slug}/members"
+    response = as_curator.post(path, {"username": "outsider", "role": "reviewer"})
+    assert response.status_code == 201, response.content
+    assert response.json()["role"] == "reviewer"
+    assert dataset.role_of(outsider) == Role.REVIEWER
+
+    response = patch(as_curator, f"{path}/outsider", {"role": "annotator"})
+    assert response.status_code == 200, response.content
+    assert dataset.role_of(outsider) == Role.ANNOTATOR
+
+    assert as_curator.delete(f"{path}/outsider").status_code == 204
+    assert dataset.role_of(outsider) is None
+
+    log = list(MembershipChange.objects.filter(dataset=dataset).order_by("pk"))
+    assert [(c.actor, c.username, c.action, c.old_role, c.new_role) for c in log] == [
+        (curator, "outsider", "added", "", "reviewer"),
+        (curator, "outsider", "role_changed", "reviewer", "annotator"),
+        (curator, "outsider", "removed", "annotator", ""),
+    ]
+
+
+@pytest.mark.parametrize("role", ["annotator", "viewer"])
+def test_non_curators_get_403_on_every_change(role, dataset, annotator, viewer):
+    client = api_client_for(annotator if role == "annotator" else viewer)
+    path = f"/datasets/{dataset.slug}/members"
+    assert_error(client.post(path, {"username": "curator"}), 403, "forbidden")
+    assert_error(patch(client, f"{path}/viewer", {"role": "curator"}), 403, "forbidden")
+    assert_error(client.delete(f"{path}/curator"), 403, "forbidden")
+    assert not MembershipChange.objects.exists()
+
+
+def test_a_reviewer_may_not_change_members_either(dataset, outsider):
+    Membership.objects.create(dataset=dataset, user=outsider, role=Role.REVIEWER)
+    client = api_client_for(outsider)
+    assert_error(client.delete(f"/datasets/{dataset.slug}/members/viewer"), 403, "forbidden")
+
+
+def test_outsiders_get_404_on_every_change(as_outsider, dataset):
+    path = f"/datasets/{dataset.slug}/members"
+    assert_error(as_outsider.post(path, {"username": "outsider"}), 404, "not-found")
+    assert_error(patch(as_outsider, f"{path}/viewer", {"role": "curator"}), 404, "not-found")
+    assert_error(as_outsider.delete(f"{path}/viewer"), 404, "not-found")
+
+
+def test_the_last_curator_can_be_neither_demoted_nor_removed(as_curator, curator, dataset):
+    path = f"/datasets/{dataset.slug}/members"
+    assert_error(patch(as_curator, f"{path}/curator", {"role": "viewer"}), 409, "last-curator")
+    assert_error(as_curator.delete(f"{path}/curator"), 409, "last-curator")
+    assert dataset.role_of(curator) == Role.CURATOR
+
+    # With a second curator, the first may step down.
+    assert patch(as_curator, f"{path}/annotator", {"role": "curator"}).status_code == 200
+    assert patch(as_curator, f"{path}/curator", {"role": "viewer"}).status_code == 200
+    assert dataset.role_of(curator) == Role.VIEWER
+
+
+def test_a_superuser_who_is_no_member_does_not_count_as_a_curator(dataset):
+    admin = api_client_for(get_user_model().objects.create_superuser("root"))
+    path = f"/datasets/{dataset.slug}/members/curator"
+    assert_error(admin.delete(path), 409, "last-curator")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"username": "nobody"}, 422, "unknown-user"),
+        ({"username": "viewer"}, 409, "already-member"),
+        ({"username": "outsider", "role": "owner"}, 422, "invalid-request"),
+    ],
+)
+def test_adding_refusals(as_curator, outsider, dataset, body, status, code):
+    assert_error(as_curator.post(f"/datasets/{dataset.slug}/members", body), status, code)
+
+
+def test_changing_someone_who_is_no_member_is_a_404(as_curator, outsider, dataset):
+    path = f"/datasets/{dataset.slug}/members/outsider"
+    assert_error(patch(as_curator, path, {"role": "viewer"}), 404, "not-a-member")
+    assert_error(as_curator.delete(path), 404, "not-a-member")

@@ -1,0 +1,95 @@
+"""A curator filters the dataset page's table, pages through it (htmx, URL pushed, back button)
+and adds a member."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor.models import Dataset, Membership, Role, Status
+from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+from tests.editor.samples import conversation
+
+
+@pytest.fixture
+def curator_page(live_server, page, transactional_db):
+    users = get_user_model().objects
+    curator = users.create_user("cur", password="a-long-test-password")
+    users.create_user("newcomer")
+    dataset = Dataset.objects.create(name="Support chats", slug="support")
+    Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
+    content = TranscriptContent.from_text(conversation())
+    # 60 approved and 70 drafts: the approved ones fill two pages (50 + 10).
+    create_transcripts(
+        dataset,
+        [
+            NewTranscript(
+                content,
+                title=f"chat {i:03}",
+                status=Status.APPROVED if i % 2 == 0 and i < 120 else Status.DRAFT,
+            )
+            for i in range(130)
+        ],
+        author=curator,
+    )
+    page.goto(f"{live_server.url}/accounts/login/?next=/datasets/support/")
+    page.get_by_label("Username").fill("cur")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    return page
+
+
+def test_filter_page_through_and_add_a_member(curator_page, live_server, screenshot):
+    page = curator_page
+    rows = page.locator("#transcript-table tr[data-transcript]")
+    expect(rows).to_have_count(50)
+    expect(page.get_by_test_id("match-count")).to_contain_text("130 transcripts")
+
+    filters = page.get_by_test_id("filters")
+    filters.get_by_label("Approved").check()
+    expect(page.get_by_test_id("match-count")).to_contain_text("60 transcripts")
+    expect(page).to_have_url(f"{live_server.url}/datasets/support/?status=approved&sort=-updated")
+    expect(rows).to_have_count(50)
+    expect(page.locator('#transcript-table tr[data-status="draft"]')).to_have_count(0)
+
+    filters.get_by_label("Sort by").select_option("title")
+    expect(rows.first).to_contain_text("chat 000")
+    screenshot("filtered")
+
+    page.locator("#transcript-table").get_by_role("link", name="Next").click()
+    expect(rows).to_have_count(10)
+    expect(rows.first).to_contain_text("chat 100")
+    expect(page).to_have_url(
+        f"{live_server.url}/datasets/support/?status=approved&sort=title&page=2"
+    )
+    # The filters survived the swap (only the table was replaced), and the back button works.
+    expect(filters.get_by_label("Approved")).to_be_checked()
+    page.go_back()
+    expect(rows).to_have_count(50)
+    expect(rows.first).to_contain_text("chat 000")
+    expect(filters.get_by_label("Approved")).to_be_checked()
+    expect(filters.get_by_label("Sort by")).to_have_value("title")
+
+    # A header link sorts the other way round.
+    page.locator('#transcript-table a[data-sort="title"]').click()
+    expect(rows.first).to_contain_text("chat 118")
+    expect(filters.get_by_label("Sort by")).to_have_value("-title")
+
+    members = page.get_by_test_id("members")
+    form = page.get_by_test_id("add-member-form")
+    form.get_by_label("Username").fill("newcomer")
+    form.get_by_label("Role").select_option("annotator")
+    form.get_by_role("button", name="Add member").click()
+    expect(members.locator('tr[data-member="newcomer"]')).to_have_attribute(
+        "data-role", "annotator"
+    )
+    form = page.get_by_test_id("add-member-form")
+    form.get_by_label("Username").fill("nobody")
+    form.get_by_role("button", name="Add member").click()
+    expect(members.get_by_role("alert")).to_have_attribute("data-code", "unknown-user")
+    screenshot("members")
+    assert (
+        Dataset.objects.get(slug="support").role_of(
+            get_user_model().objects.get(username="newcomer")
+        )
+        == Role.ANNOTATOR
+    )
