@@ -1,4 +1,4 @@
-"""Open a demo transcript from the dashboard and switch renderings without reloading."""
+"""Open a demo transcript from its dataset page and switch renderings without reloading."""
 
 import re
 
@@ -21,6 +21,7 @@ def logged_in(live_server, page, transactional_db):
 
 def test_switching_from_end_user_to_annotator_reveals_hidden_messages(logged_in, screenshot):
     page = logged_in
+    page.get_by_role("link", name="Demo transcripts").first.click()
     page.get_by_role("link", name="OpenChatML 2.2: weather in Tokyo with call ids").click()
     messages = page.locator("#transcript-messages article[data-role]")
     expect(messages).to_have_count(3)  # user, preamble, final
