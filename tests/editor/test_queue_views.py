@@ -224,7 +224,8 @@ def test_the_dashboard_shows_label_distributions_and_agreement(
             queues.submit(assignment, user)
     client.force_login(curator)
     page = client.get(f"/queues/{queue.pk}/dashboard/").content.decode()
-    assert 'data-question="helpful"' in page
+    assert "<title>Two: progress · OCM</title>" in page
+    assert page.count('data-question="helpful"') == 1
     assert "Agreement: <strong>0.500</strong>" in page and "Cohen's kappa" in page
     # Yes 3, no 5: the longest bar is 240 wide, "yes" 3/5 of it.
     assert '<rect x="130" y="3" height="14" width="144" class="bar">' in page
