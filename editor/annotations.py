@@ -382,38 +382,63 @@ class MissingAnswers(InvalidContent):
     code = "answers-missing"
 
 
-def transcript_questions(dataset) -> list[tuple[LabelSchema, Question]]:
-    """The questions about a whole transcript in ``dataset``'s active schemas (current
-    versions), in schema and question order."""
+def active_questions(dataset, target: str = "transcript") -> list[tuple[LabelSchema, Question]]:
+    """The questions about ``target`` ("transcript" or "message") in ``dataset``'s active
+    schemas (current versions), in schema and question order."""
     out = []
     for schema in LabelSchema.objects.filter(dataset=dataset).active().with_current_version():
         for question in definition_of(schema.current_version).questions:
-            if question.applies_to == "transcript":
+            if question.applies_to == target:
                 out.append((schema, question))
     return out
+
+
+def transcript_questions(dataset) -> list[tuple[LabelSchema, Question]]:
+    return active_questions(dataset, "transcript")
+
+
+def my_answers(transcript: Transcript, user) -> dict[tuple[int | None, int, str], Annotation]:
+    """``user``'s answers about ``transcript`` and its messages (spans apart), by
+    (message index or None, schema version id, question)."""
+    return {
+        (a.message_index, a.schema_version_id, a.question): a
+        for a in Annotation.objects.filter(
+            transcript=transcript, annotator=user, start__isnull=True
+        ).exclude(anchor_state=AnchorState.ORPHANED)
+    }
 
 
 def my_transcript_answers(transcript: Transcript, user) -> dict[tuple[int, str], Annotation]:
     """``user``'s answers about the whole of ``transcript``, by (schema version id, question)."""
     return {
-        (a.schema_version_id, a.question): a
-        for a in Annotation.objects.filter(
-            transcript=transcript, annotator=user, message_index__isnull=True
-        ).exclude(anchor_state=AnchorState.ORPHANED)
+        (version, question): annotation
+        for (index, version, question), annotation in my_answers(transcript, user).items()
+        if index is None
     }
 
 
 def answer(
-    transcript: Transcript, *, annotator, schema: LabelSchema, question: str, value: Any
+    transcript: Transcript,
+    *,
+    annotator,
+    schema: LabelSchema,
+    question: str,
+    value: Any,
+    message_index: int | None = None,
 ) -> Annotation:
-    """Set ``annotator``'s answer to a transcript question: the first answer creates it, the
-    next ones update it (a draft either way)."""
-    existing = my_transcript_answers(transcript, annotator).get(
-        (schema.current_version_id, question)
+    """Set ``annotator``'s answer to a question about the transcript or one of its messages:
+    the first answer creates it, the next ones update it (a draft either way)."""
+    existing = my_answers(transcript, annotator).get(
+        (message_index, schema.current_version_id, question)
     )
     if existing is None:
         return create_annotation(
-            transcript, annotator=annotator, schema=schema, question=question, value=value
+            transcript,
+            annotator=annotator,
+            schema=schema,
+            question=question,
+            value=value,
+            message_index=message_index,
         )
     return update_annotation(existing, user=annotator, value=value)
 

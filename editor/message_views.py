@@ -27,6 +27,7 @@ from .storage import ConflictError, InvalidContent, NotAllowed, StorageError
 from .transcript_page import (
     end_choices,
     form_fields,
+    message_labels,
     ordered_diagnostics,
     transcript_view,
 )
@@ -75,6 +76,9 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
         "can_edit": transcript.dataset.can_edit(request.user),
         "message_count": transcript.message_count,
         "transitions": workflow.allowed_transitions(transcript, request.user),
+        "labels_by_message": message_labels(transcript, request.user)
+        if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
+        else {},
         "spec_ids": formats.SPEC_IDS,
         "can_see_all": FULL_CONTENT in allowed,
         "diagnostics": ordered_diagnostics(transcript.diagnostics)

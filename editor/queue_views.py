@@ -9,18 +9,16 @@ from statistics import median
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from . import annotations, labels, queues
+from . import annotations, queues
 from .errors import NotAllowed, StorageError
 from .message_views import message_list_context, transcript_context
 from .models import (
     AssignmentState,
     Dataset,
-    LabelSchema,
     QueueAssignment,
     ReviewQueue,
     Status,
@@ -143,48 +141,6 @@ def assignment_move(request, pk, move):
     word = "Submitted" if move == "submit" else "Skipped"
     toast = f"{word} item #{done.item.position + 1}." + ("" if nxt else " Nothing left to do.")
     return _answer_workspace(request, queue, nxt, toast=toast)
-
-
-@require_POST
-def assignment_answer(request, pk):
-    """Save one answer about the item's transcript as it is given (a draft until the item is
-    submitted); answers with the question's status, out of band."""
-    assignment = queues.assignment_for(request.user, pk)
-    if assignment.annotator_id != request.user.pk:
-        raise PermissionDenied("This item is another annotator's.")
-    transcript = assignment.item.transcript
-    schema = get_object_or_404(
-        LabelSchema.objects.filter(dataset=transcript.dataset_id).with_current_version(),
-        pk=request.POST.get("schema"),
-    )
-    key = request.POST.get("question", "")
-    question = labels.definition_of(schema.current_version).question(key)
-    if question is None:
-        raise Http404("No such question.")
-    context = {"schema": schema, "question": question, "oob": True}
-    try:
-        annotations.answer(
-            transcript,
-            annotator=request.user,
-            schema=schema,
-            question=key,
-            value=_posted_value(request, question),
-        )
-    except StorageError as refused:
-        context["error"] = refused.message
-    response = render(request, TEMPLATE + "#answer-status", context)
-    response["HX-Reswap"] = "none"
-    return response
-
-
-def _posted_value(request, question):
-    """The form's answer as the question's kind has it (a list, a number, text)."""
-    if question.kind == "multi_choice":
-        return request.POST.getlist("value")
-    value = request.POST.get("value", "")
-    if question.kind == "rating":
-        return int(value) if value.isdigit() else value
-    return value
 
 
 @require_POST

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from editor import formats
 from editor.formats.render import END_USER, RenderedItem, render
@@ -259,3 +260,64 @@ def body_kind(item: RenderedItem) -> str:
     ):
         return "markdown"
     return "text"
+
+
+@dataclass
+class MessageLabels:
+    """The label questions about one message and the user's answers, for its card."""
+
+    questions: list[dict] = field(default_factory=list)  # {schema, question, value}
+    tags: list[dict] = field(default_factory=list)  # {schema, question, tag}: span tags
+    spans: list = field(default_factory=list)  # the user's span annotations, by start
+
+    @property
+    def spannable(self) -> bool:
+        return bool(self.tags)
+
+
+def message_labels(transcript: Transcript, user) -> dict[int, MessageLabels]:
+    """For every message some active question applies to: those questions, ``user``'s
+    answers, and their span tags (empty when the dataset asks nothing about messages)."""
+    from . import annotations
+
+    asked = annotations.active_questions(transcript.dataset, "message")
+    if not asked:
+        return {}
+    mine = annotations.my_answers(transcript, user)
+    spans: dict[int, list] = {}
+    for span in (
+        transcript.annotations.filter(annotator=user, start__isnull=False)
+        .exclude(anchor_state="orphaned")
+        .order_by("start")
+    ):
+        spans.setdefault(span.message_index, []).append(span)
+    out: dict[int, MessageLabels] = {}
+    for index, message in enumerate(transcript.stored_messages()):
+        labels = MessageLabels(spans=spans.get(index, []))
+        for schema, question in asked:
+            if not question.applies_to_message(message):
+                continue
+            if question.kind == "span":
+                labels.tags += [
+                    {"schema": schema, "question": question, "tag": t} for t in question.tags
+                ]
+                continue
+            answer = mine.get((index, schema.current_version_id, question.key))
+            labels.questions.append(
+                {"schema": schema, "question": question, "value": getattr(answer, "value", None)}
+            )
+        if labels.questions or labels.tags or labels.spans:
+            out[index] = labels
+    return out
+
+
+def span_segments(text: str, spans) -> list[tuple[str, list]]:
+    """``text`` cut where spans start and end: (piece, the spans covering it) pairs, so that
+    overlapping tags show as nested highlights without moving a character."""
+    cuts = sorted({0, len(text), *(s.start for s in spans), *(s.end for s in spans)})
+    pieces = []
+    for begin, end in pairwise(cuts):
+        if begin < end:
+            covering = [s for s in spans if s.start <= begin and end <= s.end]
+            pieces.append((text[begin:end], covering))
+    return pieces

@@ -1,6 +1,6 @@
 from django.urls import path, re_path, register_converter
 
-from . import message_views, queue_views, source_views, views
+from . import label_views, message_views, queue_views, source_views, views
 from .models import DATASET_SLUG_PATTERN
 
 
@@ -46,7 +46,9 @@ urlpatterns = [
         name="assignment-move",
     ),
     path("assignments/<int:pk>/resume/", queue_views.assignment_resume, name="assignment-resume"),
-    path("assignments/<int:pk>/answers/", queue_views.assignment_answer, name="assignment-answer"),
+    path("transcripts/<int:pk>/answers/", label_views.transcript_answer, name="transcript-answer"),
+    path("transcripts/<int:pk>/spans/", label_views.transcript_span, name="transcript-span"),
+    path("annotations/<int:pk>/delete/", label_views.annotation_delete, name="annotation-delete"),
     path("assignments/<int:pk>/review/", queue_views.assignment_review, name="assignment-review"),
     path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
     path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),

@@ -2,7 +2,7 @@
 
 from django import template
 
-from editor.transcript_page import PAGE_SIZE, body_kind
+from editor.transcript_page import PAGE_SIZE, body_kind, span_segments
 
 register = template.Library()
 
@@ -52,3 +52,15 @@ def bar_width(count: int, distribution) -> int:
     """A bar's length, the largest count filling the chart."""
     largest = max((c for _, c in distribution), default=0)
     return round(count * BAR_MAX / largest) if largest else 0
+
+
+@register.filter
+def get_item(mapping, key):
+    """``mapping[key]``, or None (templates cannot index a dict by a variable)."""
+    return mapping.get(key) if mapping else None
+
+
+@register.filter
+def span_pieces(text: str, spans) -> list:
+    """A message's text cut at its tagged spans (``transcript_page.span_segments``)."""
+    return span_segments(text, spans or [])

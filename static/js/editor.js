@@ -151,6 +151,45 @@
     if (button) button.click();
   }
 
+  // Span tagging: select text in a message's body and press a tag's key. Offsets count the
+  // characters of the body's text, which is the message's logical text as written.
+  function offsetIn(container, node, offset) {
+    const range = document.createRange();
+    range.setStart(container, 0);
+    range.setEnd(node, offset);
+    return range.toString().length;
+  }
+
+  function tagSelection(key) {
+    const selection = window.getSelection();
+    if (!selection || selection.isCollapsed || !selection.rangeCount) return false;
+    const range = selection.getRangeAt(0);
+    const body = range.commonAncestorContainer.nodeType === Node.ELEMENT_NODE
+      ? range.commonAncestorContainer.closest("[data-spannable].body")
+      : range.commonAncestorContainer.parentElement.closest("[data-spannable].body");
+    if (!body) return false;
+    const article = body.closest(".message");
+    const tag = article && article.querySelector(`.tag-key[data-tag-key="${key}"]`);
+    if (!tag) return false;
+    const start = offsetIn(body, range.startContainer, range.startOffset);
+    const end = offsetIn(body, range.endContainer, range.endOffset);
+    const transcript = document.getElementById("transcript-messages").dataset.transcript;
+    htmx.ajax("POST", `/transcripts/${transcript}/spans/`, {
+      target: "#" + article.id,
+      swap: "outerHTML",
+      values: {
+        schema: tag.dataset.schema,
+        question: tag.dataset.question,
+        value: tag.dataset.tag,
+        message_index: body.dataset.messageIndex,
+        start: start,
+        end: end,
+      },
+    });
+    selection.removeAllRanges();
+    return true;
+  }
+
   // Number keys pick the option with that key in the question the focus is in, else in the
   // first question still unanswered.
   function currentQuestion() {
@@ -207,6 +246,10 @@
         ? document.querySelector("[data-shortcut-target='history']")
         : where === "raw" ? document.querySelector("[data-action='raw']") : null;
       if (link) { event.preventDefault(); link.click(); }
+      return;
+    }
+    if (/^[a-z]$/.test(event.key) && tagSelection(event.key)) {
+      event.preventDefault();
       return;
     }
     if (/^[1-9]$/.test(event.key) && pickOption(event.key)) {

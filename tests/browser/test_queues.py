@@ -9,7 +9,15 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from editor import queues
-from editor.models import AssignmentState, Dataset, Membership, QueueAssignment, Role
+from editor.labels import create_label_schema
+from editor.models import (
+    Annotation,
+    AssignmentState,
+    Dataset,
+    Membership,
+    QueueAssignment,
+    Role,
+)
 from editor.storage import create_transcript
 from tests.browser.conftest import settled
 from tests.editor.samples import conversation
@@ -34,6 +42,30 @@ def queue(transactional_db):
         )
         for n in range(3)
     ]
+    create_label_schema(
+        dataset,
+        author=users["cur"],
+        name="Tone",
+        questions=[
+            {
+                "key": "kind",
+                "kind": "choice",
+                "prompt": "Is the assistant kind?",
+                "required": True,
+                "options": [
+                    {"value": "yes", "label": "Yes", "key": "1"},
+                    {"value": "no", "label": "No", "key": "2"},
+                ],
+            },
+            {
+                "key": "issues",
+                "kind": "span",
+                "prompt": "Tag rude words",
+                "roles": ["assistant"],
+                "tags": [{"value": "rude", "label": "Rude", "key": "r"}],
+            },
+        ],
+    )
     return queues.create_queue(
         dataset,
         transcripts,
@@ -69,6 +101,20 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     page.keyboard.type("A kinder answer.")
     page.keyboard.press("Control+Enter")
     expect(page.locator("article#message-1 .body")).to_contain_text("A kinder answer.")
+    settled(page)
+    # A required question: Ctrl+Enter is refused until it is answered (key 1).
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#queue-workspace")).to_contain_text("Answer the required question first")
+    settled(page)
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("1")
+    expect(page.locator('fieldset[data-question="kind"] .answer-status')).to_have_text("saved")
+    # Tag a word of the last answer: select it, press the tag's key.
+    page.locator("article#message-3 .body").select_text()
+    page.keyboard.press("r")
+    expect(page.locator("article#message-3 .body mark.span-tag")).to_have_count(1)
+    expect(page.locator("article#message-3 .spans li")).to_have_count(1)
     screenshot("working")
     settled(page)
     page.locator("body").click(position={"x": 5, "y": 5})
@@ -78,6 +124,8 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     page.keyboard.press("s")
     expect(page.locator("#queue-workspace")).to_contain_text("Skipped item #2")
     settled(page)
+    page.keyboard.press("2")
+    expect(page.locator('fieldset[data-question="kind"] .answer-status')).to_have_text("saved")
     page.keyboard.press("Control+Enter")
     expect(progress).to_have_text("2 / 3 done by you")
     print("DBG", page.locator("#queue-workspace").inner_html()[:600])
@@ -105,3 +153,9 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(page.locator('tr[data-annotator="ann"]')).to_be_visible()
     screenshot("dashboard")
     assert QueueAssignment.objects.filter(state=AssignmentState.SUBMITTED).count() == 2
+    spans = Annotation.objects.filter(question="issues")
+    assert [(s.value, s.state, s.message_index) for s in spans] == [("rude", "submitted", 3)]
+    assert sorted(Annotation.objects.filter(question="kind").values_list("value", flat=True)) == [
+        "no",
+        "yes",
+    ]

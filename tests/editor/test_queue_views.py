@@ -160,18 +160,18 @@ def test_questions_are_answered_then_submitted_with_the_item(client, queue, anno
 
     for question, value in (("helpful", "yes"), ("stars", "4"), ("note", "Fine.")):
         response = client.post(
-            f"/assignments/{assignment.pk}/answers/",
+            f"/transcripts/{assignment.item.transcript_id}/answers/",
             {"schema": schema.pk, "question": question, "value": value},
             headers=HX,
         )
         assert 'hx-swap-oob="true">saved</span>' in response.content.decode()
     client.post(
-        f"/assignments/{assignment.pk}/answers/",
+        f"/transcripts/{assignment.item.transcript_id}/answers/",
         {"schema": schema.pk, "question": "issues", "value": ["tone", "facts"]},
         headers=HX,
     )
     bad = client.post(
-        f"/assignments/{assignment.pk}/answers/",
+        f"/transcripts/{assignment.item.transcript_id}/answers/",
         {"schema": schema.pk, "question": "stars", "value": "9"},
         headers=HX,
     ).content.decode()
@@ -185,11 +185,11 @@ def test_questions_are_answered_then_submitted_with_the_item(client, queue, anno
     assert set(Annotation.objects.values_list("state", flat=True)) == {"submitted"}
 
 
-def test_someone_elses_item_takes_no_answers(client, queue, annotator, curator, schema):
-    assignment = queues.claim_next(queue, annotator)
-    client.force_login(curator)
+def test_viewers_give_no_answers(client, queue, viewer, schema):
+    client.force_login(viewer)
+    transcript = queue.items.first().transcript
     response = client.post(
-        f"/assignments/{assignment.pk}/answers/",
+        f"/transcripts/{transcript.pk}/answers/",
         {"schema": schema.pk, "question": "helpful", "value": "yes"},
         headers=HX,
     )
