@@ -373,6 +373,15 @@ class AssignmentOut(Schema):
     review_comment: str
 
 
+class QueueFiguresOut(Schema):
+    progress: dict = Field(description="As in the queue: items, open_items, counts per state.")
+    annotators: list[dict] = Field(description="{name, done, states, median_seconds} each.")
+    labels: list[dict] = Field(
+        description="{schema, question, kind, answered_items, distribution: [{label, count}], "
+        "agreement: {measure, level, value, items, annotators} | null} per question."
+    )
+
+
 class ReviewIn(Schema):
     decision: Literal["approve", "reject"]
     comment: str = Field("", description="Required when rejecting: the annotator reads it.")

@@ -4,8 +4,6 @@ queue from the dataset page. Thin views over ``editor.queues``."""
 
 from __future__ import annotations
 
-from statistics import median
-
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -202,23 +200,7 @@ def assignment_review(request, pk):
 def queue_dashboard(request, pk):
     """Counts per state, and per annotator: items done and the median time per item."""
     queue = _reviewable(request, pk)
-    per_annotator: dict = {}
-    for assignment in QueueAssignment.objects.filter(item__queue=queue).select_related("annotator"):
-        row = per_annotator.setdefault(
-            assignment.annotator.get_username(), {"states": {}, "seconds": []}
-        )
-        row["states"][assignment.state] = row["states"].get(assignment.state, 0) + 1
-        if assignment.submitted_at is not None:
-            row["seconds"].append((assignment.submitted_at - assignment.claimed_at).total_seconds())
-    annotators = [
-        {
-            "name": name,
-            "done": sum(row["states"].get(s, 0) for s in ("submitted", "approved", "rejected")),
-            "counts": [row["states"].get(state, 0) for state in AssignmentState.values],
-            "median_seconds": median(row["seconds"]) if row["seconds"] else None,
-        }
-        for name, row in sorted(per_annotator.items())
-    ]
+    annotators = queues.annotator_figures(queue)
     progress = queues.progress(queue)
     return render(
         request,

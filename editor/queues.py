@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import timedelta
+from statistics import median
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, Subquery
@@ -41,6 +42,7 @@ from .storage import save_transcript
 # races in a row something else is wrong.
 MAX_CLAIM_ATTEMPTS = 20
 MAX_OVERLAP = 20
+DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED, AssignmentState.REJECTED)
 
 
 class _PlaceTaken(Exception):
@@ -362,3 +364,25 @@ def label_figures(queue: ReviewQueue) -> list[dict]:
             }
         )
     return figures
+
+
+def annotator_figures(queue: ReviewQueue) -> list[dict]:
+    """Per annotator: items done (submitted, approved or rejected), assignments per state and
+    the median time from claim to submission, in seconds."""
+    rows: dict = {}
+    for assignment in QueueAssignment.objects.filter(item__queue=queue).select_related("annotator"):
+        row = rows.setdefault(
+            assignment.annotator.get_username(), {"states": Counter(), "seconds": []}
+        )
+        row["states"][assignment.state] += 1
+        if assignment.submitted_at is not None:
+            row["seconds"].append((assignment.submitted_at - assignment.claimed_at).total_seconds())
+    return [
+        {
+            "name": name,
+            "done": sum(row["states"][s] for s in DONE_STATES),
+            "counts": [row["states"][state] for state in AssignmentState.values],
+            "median_seconds": median(row["seconds"]) if row["seconds"] else None,
+        }
+        for name, row in sorted(rows.items())
+    ]

@@ -7,13 +7,13 @@ from ninja import Router, Status
 from ninja.pagination import paginate
 
 from editor import queues
+from editor.errors import InvalidContent, NotAllowed
 from editor.models import AssignmentState, Dataset, QueueAssignment, ReviewQueue, Role
-from editor.storage import InvalidContent
 
 from ..access import visible_dataset
 from ..errors import errors
 from ..pagination import LimitOffset
-from ..schemas import AssignmentOut, QueueIn, QueueOut, ReviewIn
+from ..schemas import AssignmentOut, QueueFiguresOut, QueueIn, QueueOut, ReviewIn
 
 router = Router(tags=["queues"])
 
@@ -77,6 +77,46 @@ def create_queue(request, slug: str, payload: QueueIn):
 )
 def get_queue(request, pk: int):
     return _queue(request.auth, pk)
+
+
+@router.get(
+    "/queues/{pk}/figures",
+    response={200: QueueFiguresOut, **errors(403, 404, 422)},
+    summary="Progress, per annotator figures, answer distributions and agreement (reviewers, "
+    "curators)",
+    description="`labels` has one entry per question about whole transcripts: the "
+    "distribution of submitted answers and the agreement between annotators (Cohen's kappa "
+    "for two, Krippendorff's alpha for more; `null` for free text and spans).",
+)
+def figures(request, pk: int):
+    queue = _queue(request.auth, pk)
+    if not queue.dataset.can_review(request.auth):
+        raise NotAllowed("Only reviewers and curators see a queue's figures.")
+    return {
+        "progress": queues.progress(queue),
+        "annotators": [
+            {
+                "name": row["name"],
+                "done": row["done"],
+                "states": dict(zip(AssignmentState.values, row["counts"], strict=True)),
+                "median_seconds": row["median_seconds"],
+            }
+            for row in queues.annotator_figures(queue)
+        ],
+        "labels": [
+            {
+                "schema": figure["schema"].name,
+                "question": figure["question"].key,
+                "kind": figure["question"].kind,
+                "answered_items": figure["answered_items"],
+                "distribution": [
+                    {"label": label, "count": count} for label, count in figure["distribution"]
+                ],
+                "agreement": None if figure["agreement"] is None else figure["agreement"].to_dict(),
+            }
+            for figure in queues.label_figures(queue)
+        ],
+    }
 
 
 @router.post(

@@ -46,6 +46,7 @@ ROUTES = {
     ("post", "/datasets/{slug}/queues"): {401, 403, 404, 422},
     ("get", "/queues/{pk}"): {401, 404, 422},
     ("post", "/queues/{pk}/claim"): {401, 403, 404, 422},
+    ("get", "/queues/{pk}/figures"): {401, 403, 404, 422},
     ("get", "/queues/{pk}/assignments"): {401, 404, 422},
     ("post", "/assignments/{pk}/submit"): {401, 403, 404, 409, 422},
     ("post", "/assignments/{pk}/skip"): {401, 403, 404, 409, 422},

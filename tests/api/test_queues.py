@@ -107,3 +107,37 @@ def test_annotators_see_their_own_assignments_reviewers_everyones(
     assert as_annotator.get(f"/queues/{queue_id}/assignments").json()["count"] == 1
     assert as_curator.get(f"/queues/{queue_id}/assignments").json()["count"] == 2
     assert_error(api_client_for(other).post("/assignments/999999/submit"), 404, "not-found")
+
+
+def test_figures_for_reviewers(as_annotator, as_curator, queue_id, dataset, curator):
+    from editor.labels import create_label_schema
+
+    create_label_schema(
+        dataset,
+        author=curator,
+        name="Q",
+        questions=[
+            {
+                "key": "ok",
+                "kind": "choice",
+                "prompt": "OK?",
+                "options": [{"value": "y", "label": "Yes"}, {"value": "n", "label": "No"}],
+            }
+        ],
+    )
+    assignment = as_annotator.post(f"/queues/{queue_id}/claim").json()
+    as_annotator.post(f"/assignments/{assignment['id']}/submit")
+    assert_error(as_annotator.get(f"/queues/{queue_id}/figures"), 403, "forbidden")
+    body = as_curator.get(f"/queues/{queue_id}/figures").json()
+    assert body["progress"]["submitted"] == 1
+    assert body["annotators"][0]["name"] == "annotator" and body["annotators"][0]["done"] == 1
+    assert body["annotators"][0]["states"]["submitted"] == 1
+    [label] = body["labels"]
+    assert label["question"] == "ok" and label["distribution"] == [
+        {"label": "Yes", "count": 0},
+        {"label": "No", "count": 0},
+    ]
+    assert (
+        label["agreement"]["measure"] == "krippendorff_alpha"
+        and label["agreement"]["value"] is None
+    )

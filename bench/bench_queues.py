@@ -1,0 +1,130 @@
+"""Review queues at work: claim-next throughput, and agreement over 10,000 items.
+
+* claim and submit: 8 concurrent clients (threads, a connection each) work through 400 items
+  with overlap 2 on PostgreSQL; on SQLite, whose writers take turns, one client does. Prints
+  claims per second (each claim followed by its submit, as an annotator does) and checks that
+  no item went over its overlap;
+* agreement: Cohen's kappa and Krippendorff's alpha over 10,000 items (``editor.agreement``).
+
+    .venv/bin/python -m bench.bench_queues          # or `make bench` (every benchmark)
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+
+from bench.databases import on_each_database
+
+ITEMS = 400
+OVERLAP = 2
+CLIENTS = 8
+AGREEMENT_ITEMS = 10_000
+
+
+def run() -> None:
+    on_each_database("bench.bench_queues")
+    _agreement()
+
+
+def _agreement() -> None:
+    from editor import agreement
+
+    rng = random.Random(7)
+    two = {
+        item: {"a": rng.choice("xyz"), "b": rng.choice("xyz")} for item in range(AGREEMENT_ITEMS)
+    }
+    many = {item: {f"r{n}": rng.randint(1, 5) for n in range(5)} for item in range(AGREEMENT_ITEMS)}
+    for label, answers, level in (
+        ("Cohen's kappa, 2 annotators", two, "nominal"),
+        ("Krippendorff's alpha, 5 annotators", many, "ordinal"),
+    ):
+        started = time.perf_counter()
+        result = agreement.agreement(answers, level=level)
+        print(
+            f"agreement: {label:36} {AGREEMENT_ITEMS} items  "
+            f"{(time.perf_counter() - started) * 1000:7.1f} ms  (value {result.value:.3f})",
+            flush=True,
+        )
+
+
+def _child() -> None:
+    import django
+
+    django.setup()
+    from collections import Counter
+
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection, connections
+
+    from editor import formats, queues
+    from editor.models import Dataset, Membership, QueueAssignment, Role
+    from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+
+    call_command("migrate", verbosity=0)
+    users = get_user_model().objects
+    curator = users.create_user("bench-curator")
+    dataset = Dataset.objects.create(name="Bench", slug="bench")
+    Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
+    text = formats.serialize(
+        formats.Transcript(
+            spec="openchatml-2.2",
+            messages=[formats.Message(role="user", content="Hello?")],
+        )
+    )
+    content = TranscriptContent.from_text(text, "openchatml-2.2")
+    transcripts = create_transcripts(
+        dataset, [NewTranscript(content) for _ in range(ITEMS)], author=curator
+    )
+    queue = queues.create_queue(dataset, transcripts, name="Bench", author=curator, overlap=OVERLAP)
+    concurrent = connection.vendor == "postgresql"
+    clients = CLIENTS if concurrent else 1
+    workers = []
+    for n in range(CLIENTS):
+        user = users.create_user(f"bench-annotator-{n}")
+        Membership.objects.create(user=user, dataset=dataset, role=Role.ANNOTATOR)
+        workers.append(user)
+    connections.close_all()
+
+    done = Counter()
+
+    def work(user):
+        try:
+            while (assignment := queues.claim_next(queue, user)) is not None:
+                queues.submit(assignment, user)
+                done[user.pk] += 1
+        finally:
+            connections.close_all()
+
+    started = time.perf_counter()
+    if concurrent:
+        threads = [threading.Thread(target=work, args=(user,)) for user in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+        for user in workers[:OVERLAP]:  # one client at a time; overlap needs two of them
+            work(user)
+    seconds = time.perf_counter() - started
+    claims = sum(done.values())
+    per_item = Counter(
+        QueueAssignment.objects.filter(item__queue=queue).values_list("item", flat=True)
+    )
+    assert max(per_item.values()) <= OVERLAP and len(per_item) == ITEMS, "overlap broken"
+    print(
+        f"  claim+submit, {clients} client{'s' if clients > 1 else ''}: {claims} claims "
+        f"in {seconds:5.2f} s  {claims / seconds:7.1f} claims/s  (no item over its overlap)",
+        flush=True,
+    )
+    connections.close_all()
+
+
+if __name__ == "__main__":
+    if "--child" in sys.argv:
+        _child()
+    else:
+        run()
