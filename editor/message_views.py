@@ -349,7 +349,12 @@ def message_resolve(request, pk, index):
     transcript = _editable(request, pk)
     audience = _audience(request)
     if request.POST.get("choice") == "mine":
-        changes = json.loads(request.POST.get("mine", "{}") or "{}")
+        try:
+            changes = json.loads(request.POST.get("mine", "{}") or "{}")
+        except ValueError:
+            changes = None
+        if not isinstance(changes, dict):
+            return _form_error(request, index, "Your draft did not come through; edit again.")
         target = _int(request.POST.get("their_index"))
         try:
             if target is None:  # they deleted the message: mine comes back as a new one

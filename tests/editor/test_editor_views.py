@@ -408,3 +408,14 @@ def test_without_javascript_edit_opens_the_page_with_the_form_in_place(as_annota
     html = as_annotator.get(response["Location"]).content.decode()
     assert '<form id="message-2" class="message editing"' in html
     assert 'id="message-3"' in html and '<article id="message-2"' not in html
+
+
+def test_a_garbled_draft_in_a_conflict_answer_is_a_clear_422(as_annotator, weather):
+    response = as_annotator.post(
+        url(weather, "messages/2/resolve/"),
+        {"choice": "mine", "version": 1, "their_index": 2, "mine": "{not json"},
+        headers=HX,
+    )
+    assert response.status_code == 422
+    assert "did not come through" in response.content.decode()
+    assert stored(weather).version == 1
