@@ -29,9 +29,12 @@ def _transcript(request, pk: int) -> Transcript:
 
 
 def _question(request, transcript: Transcript):
+    schema_id = _int(request.POST.get("schema"))
+    if schema_id is None:
+        raise Http404("No such label schema.")
     schema = get_object_or_404(
         LabelSchema.objects.filter(dataset=transcript.dataset_id).with_current_version(),
-        pk=request.POST.get("schema"),
+        pk=schema_id,
     )
     question = labels.definition_of(schema.current_version).question(
         request.POST.get("question", "")

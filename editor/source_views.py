@@ -183,7 +183,8 @@ def transcript_export(request, pk):
             return render(
                 request, "editor/transcript.html#export-losses", {"refusal": refused}, status=200
             )
-        raise PermissionDenied(refused.message) from None
+        context = {"refusal": refused, "transcript": transcript, "exported": None}
+        return render(request, "editor/export_preview.html", context, status=refused.status)
     if request.htmx or request.GET.get("preview"):
         context = {"exported": exported, "transcript": transcript, "audience": audience}
         if request.htmx:

@@ -419,3 +419,20 @@ def test_a_garbled_draft_in_a_conflict_answer_is_a_clear_422(as_annotator, weath
     assert response.status_code == 422
     assert "did not come through" in response.content.decode()
     assert stored(weather).version == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "data", "status"),
+    [
+        ("export/", "get", {"spec": "nonsense"}, 422),
+        ("export/", "get", {"spec": "chatml", "audience": "annotator"}, 422),
+        ("answers/", "post", {"schema": "abc", "question": "x", "value": "y"}, 404),
+        ("spans/", "post", {"schema": "1x", "question": "x", "message_index": "a"}, 404),
+        ("source/", "post", {"version": 1, "text": "x", "spec": "nonsense"}, 422),
+        ("source/", "post", {"version": 1, "text": "x", "convert_to": "nonsense"}, 422),
+        ("messages/1/move/", "post", {"version": 1, "to": "x"}, 302),
+    ],
+)
+def test_bad_input_is_a_clear_answer_never_a_500(as_annotator, weather, path, method, data, status):
+    response = getattr(as_annotator, method)(url(weather, path), data)
+    assert response.status_code == status, response.content[:300]
