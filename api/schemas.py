@@ -447,6 +447,11 @@ class DatasetExportQuery(Schema):
     audience: Literal["end_user"] | None = Field(
         None, description="end_user: only what end users see."
     )
+    with_annotations: bool = Field(
+        False,
+        description="Add each transcript's annotations, placed in the exported messages "
+        "(reviewers and curators).",
+    )
 
 
 # --- stateless format routes ----------------------------------------------------------------

@@ -29,6 +29,7 @@ from enum import StrEnum
 
 from editor import formats
 from editor.formats.model import SEMANTIC_FIELDS
+from editor.label_export import placed_annotations
 from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
 from editor.storage import InvalidContent
 
@@ -47,6 +48,9 @@ class ExportedTranscript:
     text: str
     spec: str
     losses: list[dict] = field(default_factory=list)
+    # For each message written, the indexes of the stored messages it comes from (labels
+    # follow their messages with it); None: the stored text, message for message.
+    origins: list[tuple[int, ...]] | None = None
 
 
 def export_transcript(
@@ -81,12 +85,15 @@ def _export(
             transcript.source_text, target, _unsaid(load_canonical(), transcript.source_text)
         )
     canonical = load_canonical()
+    shown = range(len(canonical.messages))
     if audience is not None:
-        canonical = _for_audience(canonical, audience)
-    from editor.formats.convert import convert
+        canonical, shown = _for_audience(canonical, audience)
+    from editor.formats.convert import map_transcript_traced
 
-    text, losses = convert(canonical, to=target)
-    return ExportedTranscript(text, target, [loss.to_dict() for loss in losses])
+    mapped, losses, origins = map_transcript_traced(canonical, target)
+    text = formats.serialize(mapped, target)
+    origins = [tuple(shown[index] for index in origin) for origin in origins]
+    return ExportedTranscript(text, target, [loss.to_dict() for loss in losses], origins)
 
 
 def _unsaid(canonical: formats.Transcript, text: str) -> list[dict]:
@@ -110,8 +117,11 @@ def _unsaid(canonical: formats.Transcript, text: str) -> list[dict]:
     return losses
 
 
-def _for_audience(canonical: formats.Transcript, audience: str) -> formats.Transcript:
-    """Only what ``audience`` sees, as a transcript that can be written in any spec.
+def _for_audience(
+    canonical: formats.Transcript, audience: str
+) -> tuple[formats.Transcript, list[int]]:
+    """Only what ``audience`` sees, as a transcript that can be written in any spec, and the
+    index in ``canonical`` of each message kept.
 
     The rendering policy decides; for ``end_user`` that drops system, developer, analysis,
     tool traffic and hidden parts of texts, and the header and document attributes too
@@ -125,7 +135,7 @@ def _for_audience(canonical: formats.Transcript, audience: str) -> formats.Trans
             code="invalid-request",
         )
     rendered = render(canonical, END_USER)
-    return formats.Transcript(
+    shown = formats.Transcript(
         spec=canonical.spec,
         messages=[
             formats.Message(
@@ -139,6 +149,7 @@ def _for_audience(canonical: formats.Transcript, audience: str) -> formats.Trans
             for item in rendered.items
         ],
     )
+    return shown, [item.index for item in rendered.items]
 
 
 class DatasetExport:
@@ -158,8 +169,10 @@ class DatasetExport:
         format: Format,
         audience: str | None,
         chunk_size: int,
+        with_annotations: bool = False,
     ):
         self.transcripts = transcripts
+        self.with_annotations = with_annotations
         self.spec = spec
         self.format = format
         self.audience = audience
@@ -182,10 +195,21 @@ class DatasetExport:
             )
         for row, load_canonical in pairs:
             if self.format == Format.MESSAGES:
-                line, losses = _chat_row(load_canonical(), self.audience)
+                line, exported = _chat_row(load_canonical(), self.audience)
             else:
                 exported = _export(row, load_canonical, spec=spec, audience=self.audience)
-                line, losses = self._line(row, exported), exported.losses
+                line = self._line(row, exported)
+            losses = exported.losses
+            if self.with_annotations:
+                line["annotations"], label_losses = placed_annotations(
+                    row.annotations.select_related("schema_version__schema", "annotator").order_by(
+                        "pk"
+                    ),
+                    text=exported.text,
+                    spec=exported.spec,
+                    origins=exported.origins,
+                )
+                losses = [*losses, *label_losses]
             self.count += 1
             self._keep_losses(row, losses)
             yield json.dumps(line, ensure_ascii=False) + "\n"
@@ -234,11 +258,14 @@ def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict
     so that every row has the same shape whatever the transcript was imported as (a bare
     message array, a document with extra top-level keys, a draft with broken JSON).
     """
+    shown = range(len(canonical.messages))
     if audience is not None:
-        canonical = _for_audience(canonical, audience)
-    from editor.formats.convert import convert
+        canonical, shown = _for_audience(canonical, audience)
+    from editor.formats.convert import map_transcript_traced
 
-    text, losses = convert(canonical, to=MESSAGES_SPEC)
+    mapped, losses, origins = map_transcript_traced(canonical, MESSAGES_SPEC)
+    text = formats.serialize(mapped, MESSAGES_SPEC)
+    origins = [tuple(shown[index] for index in origin) for origin in origins]
     document = json.loads(text)
     if isinstance(document, list):
         document = {"messages": document}
@@ -252,7 +279,8 @@ def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict
         for key in document
         if key not in CHAT_ROW_KEYS
     )
-    return {key: document[key] for key in CHAT_ROW_KEYS if key in document}, losses
+    row = {key: document[key] for key in CHAT_ROW_KEYS if key in document}
+    return row, ExportedTranscript(text, MESSAGES_SPEC, losses, origins)
 
 
 def export_dataset(
@@ -264,12 +292,15 @@ def export_dataset(
     audience: str | None = None,
     transcripts: TranscriptQuerySet | None = None,
     chunk_size: int = CHUNK_SIZE,
+    with_annotations: bool = False,
 ) -> DatasetExport:
     """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
 
     ``spec`` None keeps each transcript's own spec. ``statuses`` keeps only those review
     states. ``transcripts`` narrows the selection further (any QuerySet of the dataset's
-    transcripts: that is where label filters plug in).
+    transcripts: that is where label filters plug in). ``with_annotations`` adds each
+    transcript's annotations to its line, placed in the exported messages
+    (``editor.label_export``); a label that cannot follow is a loss.
     """
     if spec is not None and spec not in formats.SPEC_IDS:
         raise InvalidContent(
@@ -298,4 +329,5 @@ def export_dataset(
         format=format,
         audience=audience,
         chunk_size=chunk_size,
+        with_annotations=with_annotations,
     )

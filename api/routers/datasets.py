@@ -6,6 +6,7 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from editor import membership
+from editor.errors import NotAllowed
 from editor.exporting import export_dataset
 from editor.models import Dataset
 from editor.visibility import export_audience
@@ -136,12 +137,15 @@ def remove_member(request, slug: str, username: str):
 def export(request, slug: str, options: Query[DatasetExportQuery]):
     dataset = visible_dataset(request.auth, slug)
     export_audience(dataset, request.auth, options.audience)
+    if options.with_annotations and not dataset.can_review(request.auth):
+        raise NotAllowed("Only reviewers and curators export everyone's annotations.")
     lines = export_dataset(
         dataset,
         spec=options.spec,
         format=options.format,
         statuses=options.status,
         audience=options.audience,
+        with_annotations=options.with_annotations,
     )
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
     name = f"{dataset.slug}-{options.spec or options.format}.jsonl"

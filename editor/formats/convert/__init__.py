@@ -14,9 +14,9 @@ from __future__ import annotations
 from ..model import Transcript
 from ..specs import SPEC_IDS, UnknownSpec
 from .hub import Loss, lift
-from .lower import lower
+from .lower import lower, lower_traced
 
-__all__ = ["Loss", "convert", "map_transcript"]
+__all__ = ["Loss", "convert", "map_transcript", "map_transcript_traced"]
 
 
 def map_transcript(transcript: Transcript, to: str) -> tuple[Transcript, list[Loss]]:
@@ -26,6 +26,19 @@ def map_transcript(transcript: Transcript, to: str) -> tuple[Transcript, list[Lo
     if to == transcript.spec:
         return transcript, []
     return lower(lift(transcript), to)
+
+
+def map_transcript_traced(
+    transcript: Transcript, to: str
+) -> tuple[Transcript, list[Loss], list[tuple[int, ...]]]:
+    """As ``map_transcript``, plus where each message of the result comes from: the indexes
+    of the source messages it was written from (empty for a message the conversion generated,
+    several where the target merges messages). Labels follow their messages with it."""
+    if to not in SPEC_IDS:
+        raise UnknownSpec(to)
+    if to == transcript.spec:
+        return transcript, [], [(index,) for index in range(len(transcript.messages))]
+    return lower_traced(lift(transcript), to)
 
 
 def convert(transcript: Transcript, to: str) -> tuple[str, list[Loss]]:

@@ -150,6 +150,9 @@ class _Lowering:
         self.out: list[Message] = []
         self.call_count = 0
         self.indices: list[int] = []  # source index of each message in ``out``
+        # the source index of each message written (by identity: messages the target needs
+        # and the source lacks, such as tool declarations, are inserted along the way)
+        self.source_of: dict[int, int] = {}
         # hub position → (field, detail) of a loss found before lowering, reported when that
         # message is written so that losses stay in message order
         self.pending: dict[int, tuple[str, str]] = {}
@@ -236,8 +239,11 @@ class _Lowering:
         if self.to == HARMONY:
             self.harmony_system()
         messages = self.out
+        self.origins = [
+            (self.source_of[id(m)],) if id(m) in self.source_of else () for m in messages
+        ]
         if self.to == V01:
-            messages = _merge_v01(messages)
+            messages, self.origins = _merge_v01(messages, self.origins)
         return Transcript(spec=self.to, header=header, messages=messages, attrs=attrs)
 
     def message(self, m: Message, index: int) -> None:
@@ -298,6 +304,7 @@ class _Lowering:
             m.content = self.body(m.content, index)
         self.out.append(m)
         self.indices.append(index)
+        self.source_of[id(m)] = index
 
     def role(self, m: Message, index: int) -> Message:
         to = self.to
@@ -666,9 +673,12 @@ class _Lowering:
                 self.indices[at], "role", "developer prompt written as the Harmony instructions "
                 "(the way back gives a system message)",
             )  # fmt: skip
-        self.out[at] = Message(
+        instructions = Message(
             role="developer", content=harmony_prompt.developer_message(first.content, tools)
         )
+        if id(first) in self.source_of:
+            self.source_of[id(instructions)] = self.source_of[id(first)]
+        self.out[at] = instructions
 
     def harmony_system(self) -> None:
         """gpt-oss's system message, generated from ``generation_settings`` (effort: medium
@@ -779,13 +789,17 @@ def _tools_into_v01_system(messages: list[Message], tools: list[dict[str, Any]])
     messages.insert(0, Message(role="system", content=section))
 
 
-def _merge_v01(messages: list[Message]) -> list[Message]:
+def _merge_v01(
+    messages: list[Message], origins: list[tuple[int, ...]]
+) -> tuple[list[Message], list[tuple[int, ...]]]:
     """Assistant parts become v0.1 assistant bodies: thoughts open a body that the next text or
     call joins, and a call joins the body before it; tool replies become ``<|function_output|>``
-    bodies (v0.1 §4, §8). Parts are joined with a newline, as in the spec's examples."""
+    bodies (v0.1 §4, §8). Parts are joined with a newline, as in the spec's examples.
+    ``origins`` (the source messages of each message) are merged along."""
     out: list[Message] = []
+    merged_origins: list[tuple[int, ...]] = []
     open_body = False  # the last assistant body ended in a thought: what follows joins it
-    for m in messages:
+    for m, origin in zip(messages, origins, strict=True):
         piece = m.content
         joins = (
             m.role == "assistant"
@@ -795,18 +809,27 @@ def _merge_v01(messages: list[Message]) -> list[Message]:
         )
         if joins:
             out[-1].content = f"{out[-1].content}\n{piece}"
+            merged_origins[-1] = (*merged_origins[-1], *origin)
         else:
             # a reply's tool name is inside its <|function_output|> JSON, not in the header
             name = None if m.role == "tool" and piece.startswith("<|function_output|>") else m.name
             out.append(Message(role=m.role, content=piece, name=name, end=END, attrs=dict(m.attrs)))
+            merged_origins.append(origin)
         open_body = m.role == "assistant" and m.channel == "analysis"
     for m in out:
         if m.role not in V01_SEGMENT_ROLES:
             m.content += "\n"  # `message_content` LF `<|im_end|>`, as the spec writes it
-    return out
+    return out, merged_origins
 
 
 def lower(hub: Hub, to: str) -> tuple[Transcript, list[Loss]]:
+    transcript, losses, _ = lower_traced(hub, to)
+    return transcript, losses
+
+
+def lower_traced(hub: Hub, to: str) -> tuple[Transcript, list[Loss], list[tuple[int, ...]]]:
+    """As ``lower``, plus the source messages each written message came from (none for a
+    generated one, several where the target merges messages)."""
     lowering = _Lowering(hub, to)
     transcript = lowering.run()
-    return transcript, lowering.losses
+    return transcript, lowering.losses, lowering.origins

@@ -65,8 +65,16 @@ class Command(BaseCommand):
             help="apply the rendering policy: only what an end user sees (no system, "
             "reasoning or tool traffic, no header)",
         )
+        parser.add_argument(
+            "--with-annotations",
+            action="store_true",
+            help="add each transcript's annotations to its line, placed in the exported "
+            "messages and content; a label that cannot follow is reported as a loss",
+        )
 
-    def handle(self, *args, dataset, spec, status, out, format, audience, **options):
+    def handle(
+        self, *args, dataset, spec, status, out, format, audience, with_annotations, **options
+    ):
         if format == Format.MESSAGES and spec not in (None, MESSAGES_SPEC):
             raise CommandError(
                 f"--format messages writes {MESSAGES_SPEC} rows; it takes no --spec {spec}."
@@ -77,7 +85,12 @@ class Command(BaseCommand):
             raise CommandError(f"No dataset with slug {dataset!r}.") from None
         try:
             export = export_dataset(
-                target, spec=spec, format=format, statuses=status, audience=audience
+                target,
+                spec=spec,
+                format=format,
+                statuses=status,
+                audience=audience,
+                with_annotations=with_annotations,
             )
             if out:
                 _write_atomically(Path(out), export)
