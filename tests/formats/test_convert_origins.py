@@ -66,9 +66,7 @@ def test_messages_the_target_adds_come_from_nothing_and_the_rest_stay_aligned():
         assert len(origins) == len(mapped.messages), target
         added = [m.role for m, origin in zip(mapped.messages, origins, strict=True) if not origin]
         assert set(added) <= {"system", "developer"}, (target, added)
-        contents = {
-            index: source.messages[index].content for origin in origins for index in origin
-        }
+        contents = {index: source.messages[index].content for origin in origins for index in origin}
         for message, origin in zip(mapped.messages, origins, strict=True):
             if len(origin) == 1 and contents[origin[0]]:
                 assert contents[origin[0]] in message.content or message.role != "assistant"
