@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from editor import formats
+from editor import formats, spec_words
 from editor.annotations import create_annotation
 from editor.exporting import export_dataset
 from editor.formats.codecs.bodytext import logical_text
@@ -164,3 +164,36 @@ def test_the_command_exports_labels(weather, capsys):
     [line] = [json.loads(x) for x in out.splitlines()]
     assert any(r["question"] == "tag" for r in line["annotations"])
     assert "annotation" in err  # the lost labels are reported
+
+
+@pytest.mark.parametrize("target", formats.SPEC_IDS)
+@pytest.mark.parametrize("source", ["openchatml-2.2", "openai-messages", "harmony", "sharegpt"])
+def test_labels_follow_or_are_reported_for_every_target_spec(
+    dataset, annotator, schema, source, target
+):
+    """A span on the last message of a demo transcript, exported to every spec id: placed on
+    a message whose text has it at the exported offsets, or reported as lost."""
+    transcript = create_transcript(
+        dataset, text=demo_texts()[source], spec=source, author=annotator
+    )
+    messages = transcript.canonical().messages
+    index = len(messages) - 1
+    body = logical_text(source, messages[index].content)
+    word = max(body.split(), key=len)
+    label(transcript, annotator, schema, "tag", "claim", index=index, text=word)
+    label(transcript, annotator, schema, "ok", "y", index=index)
+    [line], losses = exported(dataset, spec=target)
+    label_losses = [loss for loss in losses if loss["field"] == "annotation"]
+    placed = [row for row in line["annotations"] if "message_index" in row]
+    assert len(placed) + len(label_losses) == 2  # each label follows or is reported
+    text = line.get("text")
+    if text is None:
+        text = json.dumps(line["document"], ensure_ascii=False)
+    document = formats.parse(text, target).transcript
+    files = spec_words.file_messages(document)
+    for row in placed:
+        group = files[row["message_index"]]
+        part = group[row.get("part", 0)]
+        if "start" in row:
+            exported_body = logical_text(target, document.messages[part].content)
+            assert exported_body[row["start"] : row["end"]] == word, (source, target, row)
