@@ -1,18 +1,22 @@
-"""Answering label questions in the browser (the transcript page and the queue view): one
-answer at a time, saved as a draft as it is given; spans tagged by selecting text. Thin views
-over ``editor.annotations``."""
+"""Labels in the browser: curators write the schemas (a page per dataset); annotators answer
+their questions on the transcript page and in the queue view, one answer at a time, saved as
+a draft as it is given; spans are tagged by selecting text. Thin views over ``editor.labels``
+and ``editor.annotations``."""
 
 from __future__ import annotations
 
+import json
+
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
 from . import annotations, labels
 from .errors import NotAllowed, StorageError
 from .message_views import transcript_context
-from .models import Annotation, LabelSchema, Transcript
+from .models import Annotation, Dataset, LabelSchema, Transcript
 from .transcript_page import transcript_view
 
 TEMPLATE = "editor/transcript.html"
@@ -132,3 +136,112 @@ def annotation_delete(request, pk):
     except StorageError as refused:
         error = refused.message
     return _card(request, annotation.transcript, annotation.message_index or 0, error=error)
+
+
+# --- label schemas (curators) -----------------------------------------------------------------
+
+SCHEMAS_TEMPLATE = "editor/label_schemas.html"
+QUESTIONS_EXAMPLE = [
+    {
+        "key": "helpful",
+        "kind": "choice",
+        "prompt": "Was the answer helpful?",
+        "required": True,
+        "options": [
+            {"value": "yes", "label": "Yes", "key": "1"},
+            {"value": "no", "label": "No", "key": "2"},
+        ],
+    },
+    {
+        "key": "hallucination",
+        "kind": "span",
+        "prompt": "Tag hallucinations in final answers",
+        "roles": ["assistant"],
+        "channels": ["final"],
+        "tags": [{"value": "hallucination", "label": "Hallucination", "key": "h"}],
+    },
+]
+
+
+def _curated_dataset(request, slug):
+    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    if not dataset.can_curate(request.user):
+        raise PermissionDenied("Only curators write label schemas.")
+    return dataset
+
+
+def _schemas_context(dataset, **extra) -> dict:
+    schemas = list(
+        LabelSchema.objects.filter(dataset=dataset).with_current_version().order_by("name")
+    )
+    return {
+        "dataset": dataset,
+        "schemas": [
+            (schema, json.dumps(schema.current_version.questions, indent=2, ensure_ascii=False))
+            for schema in schemas
+        ],
+        "example": json.dumps(QUESTIONS_EXAMPLE, indent=2),
+        **extra,
+    }
+
+
+@require_GET
+def label_schemas(request, slug):
+    """The dataset's label schemas: create one, give one a new version, archive one."""
+    dataset = _curated_dataset(request, slug)
+    return render(request, SCHEMAS_TEMPLATE, _schemas_context(dataset))
+
+
+def _questions(request):
+    try:
+        return json.loads(request.POST.get("questions") or "[]")
+    except json.JSONDecodeError as error:
+        raise labels.InvalidLabelSchema(
+            f"The questions are not JSON: {error.msg} (line {error.lineno}, column {error.colno})."
+        ) from None
+
+
+@require_POST
+def label_schema_save(request, slug):
+    """Create a schema (no ``schema``) or write a new version of one; an error keeps what the
+    curator typed and names the question it is about."""
+    dataset = _curated_dataset(request, slug)
+    schema_id = _int(request.POST.get("schema"))
+    try:
+        questions = _questions(request)
+        if schema_id is None:
+            labels.create_label_schema(
+                dataset,
+                author=request.user,
+                name=request.POST.get("name", ""),
+                questions=questions,
+                instructions=request.POST.get("instructions", ""),
+            )
+            note = "Schema created."
+        else:
+            schema = get_object_or_404(LabelSchema.objects.filter(dataset=dataset), pk=schema_id)
+            if request.POST.get("archive") is not None:
+                labels.set_archived(
+                    schema, author=request.user, archived=request.POST["archive"] == "1"
+                )
+                note = "Archived." if request.POST["archive"] == "1" else "Brought back."
+            else:
+                _, created = labels.new_schema_version(
+                    schema,
+                    author=request.user,
+                    questions=questions,
+                    instructions=request.POST.get("instructions", ""),
+                    expected_version=_int(request.POST.get("expected_version")),
+                )
+                note = "New version saved." if created else "Nothing changed."
+    except StorageError as refused:
+        context = _schemas_context(
+            dataset,
+            refusal=refused,
+            typed=request.POST.get("questions", ""),
+            typed_for=schema_id,
+            typed_name=request.POST.get("name", ""),
+        )
+        return render(request, SCHEMAS_TEMPLATE, context, status=refused.status)
+    messages.success(request, note)
+    return redirect("label-schemas", slug=dataset.slug)

@@ -36,6 +36,12 @@ urlpatterns = [
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
     path("datasets/<dataset:slug>/queues/", queue_views.queue_create, name="queue-create"),
+    path("datasets/<dataset:slug>/labels/", label_views.label_schemas, name="label-schemas"),
+    path(
+        "datasets/<dataset:slug>/labels/save/",
+        label_views.label_schema_save,
+        name="label-schema-save",
+    ),
     path("queues/<int:pk>/", queue_views.queue_detail, name="queue"),
     path("queues/<int:pk>/claim/", queue_views.queue_claim, name="queue-claim"),
     path("queues/<int:pk>/review/", queue_views.queue_review, name="queue-review"),

@@ -138,3 +138,57 @@ def test_someone_elses_tag_cannot_be_removed(client, transcript, annotator, cura
     client.force_login(curator)
     assert client.post(f"/annotations/{span.pk}/delete/", headers=HX).status_code == 403
     assert Annotation.objects.filter(pk=span.pk).exists()
+
+
+def test_curators_write_schemas_in_the_browser(client, dataset, curator, annotator):
+    import json as json_module
+
+    from editor.models import LabelSchema
+
+    client.force_login(annotator)
+    assert client.get("/datasets/support-chats/labels/").status_code == 403
+    client.force_login(curator)
+    page = client.get("/datasets/support-chats/labels/").content.decode()
+    assert 'data-testid="new-schema-form"' in page
+    questions = [
+        {
+            "key": "ok",
+            "kind": "choice",
+            "prompt": "OK?",
+            "options": [{"value": "y", "label": "Y"}, {"value": "n", "label": "N"}],
+        }
+    ]
+    response = client.post(
+        "/datasets/support-chats/labels/save/",
+        {"name": "Basics", "questions": json_module.dumps(questions)},
+    )
+    assert response.status_code == 302
+    schema = LabelSchema.objects.get(name="Basics")
+    assert schema.current_version.number == 1
+
+    bad = client.post(
+        "/datasets/support-chats/labels/save/",
+        {
+            "schema": schema.pk,
+            "expected_version": 1,
+            "questions": '[{"key": "x", "kind": "rating", "prompt": "?"}]',
+        },
+    )
+    assert bad.status_code == 422
+    assert "rating question needs a scale" in bad.content.decode()
+    assert "&quot;kind&quot;: &quot;rating&quot;" in bad.content.decode()  # what was typed is kept
+    broken = client.post(
+        "/datasets/support-chats/labels/save/", {"schema": schema.pk, "questions": "[{"}
+    )
+    assert broken.status_code == 422 and "not JSON" in broken.content.decode()
+
+    questions[0]["prompt"] = "Is it OK?"
+    client.post(
+        "/datasets/support-chats/labels/save/",
+        {"schema": schema.pk, "expected_version": 1, "questions": json_module.dumps(questions)},
+    )
+    schema.refresh_from_db()
+    assert schema.current_version.number == 2
+    client.post("/datasets/support-chats/labels/save/", {"schema": schema.pk, "archive": "1"})
+    schema.refresh_from_db()
+    assert schema.archived_at is not None
