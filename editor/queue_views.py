@@ -171,6 +171,7 @@ def queue_review(request, pk):
     )
     items: dict = {}
     for assignment in submitted:
+        assignment.fixes = list(queues.assignment_revisions(assignment).defer("snapshot"))
         items.setdefault(assignment.item, []).append(assignment)
     return render(request, "editor/queue_review.html", {"queue": queue, "items": items})
 

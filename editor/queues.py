@@ -386,3 +386,17 @@ def annotator_figures(queue: ReviewQueue) -> list[dict]:
         }
         for name, row in sorted(rows.items())
     ]
+
+
+def assignment_revisions(assignment: QueueAssignment):
+    """The revisions the annotator made to the item's transcript while working on it (from
+    the claim to the submission): the fixes a reviewer reviews."""
+    from .models import Revision
+
+    until = assignment.submitted_at or timezone.now()
+    return Revision.objects.filter(
+        transcript_id=assignment.item.transcript_id,
+        author_id=assignment.annotator_id,
+        created_at__gte=assignment.claimed_at,
+        created_at__lte=until,
+    ).order_by("number")

@@ -230,3 +230,18 @@ def test_the_dashboard_shows_label_distributions_and_agreement(
     # Yes 3, no 5: the longest bar is 240 wide, "yes" 3/5 of it.
     assert '<rect x="130" y="3" height="14" width="144" class="bar">' in page
     assert '<rect x="130" y="23" height="14" width="240" class="bar">' in page
+
+
+def test_the_reviewer_sees_the_fixes_made_while_working(client, queue, annotator, curator):
+    from editor import editing
+
+    assignment = queues.claim_next(queue, annotator)
+    transcript = assignment.item.transcript
+    editing.edit_message(
+        transcript, 1, {"content": "Better."}, expected_version=transcript.version, author=annotator
+    )
+    queues.submit(assignment, annotator)
+    client.force_login(curator)
+    page = client.get(f"/queues/{queue.pk}/review/").content.decode()
+    assert 'data-fixes="1"' in page and "edited message 1" in page
+    assert f"/transcripts/{transcript.pk}/history/?from=1&amp;to=2" in page
