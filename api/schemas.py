@@ -375,7 +375,9 @@ class AssignmentOut(Schema):
 
 class QueueFiguresOut(Schema):
     progress: dict = Field(description="As in the queue: items, open_items, counts per state.")
-    annotators: list[dict] = Field(description="{name, done, states, median_seconds} each.")
+    annotators: list[dict] = Field(
+        description="{name, done, states, median_seconds, per_hour} each."
+    )
     labels: list[dict] = Field(
         description="{schema, question, kind, answered_items, distribution: [{label, count}], "
         "agreement: {measure, level, value, items, annotators} | null} per question."

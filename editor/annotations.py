@@ -463,3 +463,26 @@ def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
         transcript=transcript, annotator=user, state=AnnotationState.DRAFT
     ).exclude(anchor_state=AnchorState.ORPHANED)
     return [submit_annotation(annotation, user=user) for annotation in drafts]
+
+
+def answers_of(transcript: Transcript, user) -> list[dict]:
+    """``user``'s answers about ``transcript``, readable by a reviewer: the question's prompt,
+    where (the transcript, a message, a span's text) and the value."""
+    out = []
+    for annotation in (
+        Annotation.objects.filter(transcript=transcript, annotator=user)
+        .select_related("schema_version")
+        .order_by("message_index", "start", "pk")
+    ):
+        question = definition_of(annotation.schema_version).question(annotation.question)
+        out.append(
+            {
+                "prompt": question.prompt if question else annotation.question,
+                "message_index": annotation.message_index,
+                "text": annotation.text if annotation.start is not None else None,
+                "value": annotation.value,
+                "state": annotation.state,
+                "anchor_state": annotation.anchor_state,
+            }
+        )
+    return out

@@ -172,6 +172,9 @@ def queue_review(request, pk):
     items: dict = {}
     for assignment in submitted:
         assignment.fixes = list(queues.assignment_revisions(assignment).defer("snapshot"))
+        assignment.answers = annotations.answers_of(
+            assignment.item.transcript, assignment.annotator
+        )
         items.setdefault(assignment.item, []).append(assignment)
     return render(request, "editor/queue_review.html", {"queue": queue, "items": items})
 

@@ -372,20 +372,32 @@ def annotator_figures(queue: ReviewQueue) -> list[dict]:
     rows: dict = {}
     for assignment in QueueAssignment.objects.filter(item__queue=queue).select_related("annotator"):
         row = rows.setdefault(
-            assignment.annotator.get_username(), {"states": Counter(), "seconds": []}
+            assignment.annotator.get_username(),
+            {"states": Counter(), "seconds": [], "first": None, "last": None},
         )
         row["states"][assignment.state] += 1
         if assignment.submitted_at is not None:
             row["seconds"].append((assignment.submitted_at - assignment.claimed_at).total_seconds())
+            row["first"] = min(filter(None, (row["first"], assignment.claimed_at)))
+            row["last"] = max(filter(None, (row["last"], assignment.submitted_at)))
     return [
         {
             "name": name,
             "done": sum(row["states"][s] for s in DONE_STATES),
             "counts": [row["states"][state] for state in AssignmentState.values],
             "median_seconds": median(row["seconds"]) if row["seconds"] else None,
+            "per_hour": _per_hour(len(row["seconds"]), row["first"], row["last"]),
         }
         for name, row in sorted(rows.items())
     ]
+
+
+def _per_hour(done: int, first, last) -> float | None:
+    """Throughput: items handed in per hour, from the first claim to the last submission."""
+    if not done or first is None or last is None:
+        return None
+    hours = (last - first).total_seconds() / 3600
+    return done / hours if hours > 0 else None
 
 
 def assignment_revisions(assignment: QueueAssignment):

@@ -100,6 +100,7 @@ def figures(request, pk: int):
                 "done": row["done"],
                 "states": dict(zip(AssignmentState.values, row["counts"], strict=True)),
                 "median_seconds": row["median_seconds"],
+                "per_hour": row["per_hour"],
             }
             for row in queues.annotator_figures(queue)
         ],

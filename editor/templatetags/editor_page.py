@@ -64,3 +64,11 @@ def get_item(mapping, key):
 def span_pieces(text: str, spans) -> list:
     """A message's text cut at its tagged spans (``transcript_page.span_segments``)."""
     return span_segments(text, spans or [])
+
+
+@register.filter
+def answer_value(value) -> str:
+    """An answer as a reviewer reads it: a multi-choice answer's options joined."""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)

@@ -244,4 +244,45 @@ def test_the_reviewer_sees_the_fixes_made_while_working(client, queue, annotator
     client.force_login(curator)
     page = client.get(f"/queues/{queue.pk}/review/").content.decode()
     assert 'data-fixes="1"' in page and "edited message 1" in page
+    assert 'data-answers="0"' in page
     assert f"/transcripts/{transcript.pk}/history/?from=1&amp;to=2" in page
+
+
+def test_the_reviewer_sees_each_annotators_answers_side_by_side(
+    client, dataset, curator, annotator, schema, django_user_model
+):
+    from editor.annotations import answer
+    from editor.models import Membership, Role
+
+    second = django_user_model.objects.create_user("second")
+    Membership.objects.create(user=second, dataset=dataset, role=Role.ANNOTATOR)
+    transcript = create_transcript(
+        dataset, author=curator, text=conversation(), spec="openchatml-2.2"
+    )
+    queue = queues.create_queue(dataset, [transcript], name="Pair", author=curator, overlap=2)
+    for user, helpful, issues in ((annotator, "yes", ["tone"]), (second, "no", ["facts", "tone"])):
+        assignment = queues.claim_next(queue, user)
+        answer(transcript, annotator=user, schema=schema, question="helpful", value=helpful)
+        answer(transcript, annotator=user, schema=schema, question="issues", value=issues)
+        queues.submit(assignment, user)
+    client.force_login(curator)
+    page = client.get(f"/queues/{queue.pk}/review/").content.decode()
+    assert page.count('data-answers="2"') == 2
+    assert "<dd>yes" in page and "<dd>no" in page and "<dd>facts, tone" in page
+
+
+def test_schema_instructions_show_beside_their_questions(
+    client, queue, annotator, dataset, curator
+):
+    from editor.labels import create_label_schema
+
+    create_label_schema(
+        dataset,
+        author=curator,
+        name="Guide",
+        instructions="Read **carefully**; <script>alert(1)</script>",
+        questions=[{"key": "note", "kind": "text", "prompt": "Notes"}],
+    )
+    client.force_login(annotator)
+    page = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
+    assert "<strong>carefully</strong>" in page and "<script>alert(1)" not in page

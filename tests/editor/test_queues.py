@@ -269,3 +269,15 @@ def test_eight_threads_claiming_from_100_items_never_exceed_the_overlap(django_u
     assert set(per_item.values()) == {2}  # every item done by exactly its overlap
     pairs = QueueAssignment.objects.filter(item__queue=queue).values_list("item", "annotator")
     assert len(set(pairs)) == len(pairs)  # never twice by the same annotator
+
+
+def test_annotator_figures_count_throughput_and_median_time(queue, django_user_model, dataset):
+    (worker,) = annotators(django_user_model, dataset, 1)
+    start = timezone.now()
+    for n in range(2):
+        assignment = queues.claim_next(queue, worker, now=start + timedelta(minutes=30 * n))
+        queues.submit(assignment, worker, now=start + timedelta(minutes=30 * (n + 1)))
+    [row] = queues.annotator_figures(queue)
+    assert row["name"] == "ann0" and row["done"] == 2
+    assert row["median_seconds"] == 1800
+    assert row["per_hour"] == pytest.approx(2.0)
