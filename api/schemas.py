@@ -316,10 +316,18 @@ class TransitionOut(Schema):
 # --- review queues ------------------------------------------------------------------------------
 
 
+class LabelFilterIn(Schema):
+    question: str = Field(description="A question's key.")
+    value: str | int | bool | list = Field(description="The answer someone submitted.")
+
+
 class QueueFilterIn(Schema):
     status: list[StatusName] = []
     spec: list[SpecId] = []
     has_errors: bool | None = None
+    label: LabelFilterIn | None = Field(
+        None, description="Only transcripts with this submitted answer."
+    )
 
 
 class QueueIn(Schema):

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from itertools import islice
+from typing import Any
 
 from django.conf import settings
 from django.core.validators import RegexValidator
@@ -287,6 +288,8 @@ class TranscriptFilter:
     contains: Sequence[str] = ()  # Contains values: all of them must be present
     updated_by: str | None = None  # the username of the last revision's author
     updated_since: datetime | date | None = None
+    # (question key, value): someone submitted that answer about the transcript or a message
+    label: tuple[str, Any] | None = None
 
 
 class TranscriptQuerySet(models.QuerySet):
@@ -358,6 +361,15 @@ class TranscriptQuerySet(models.QuerySet):
             rows = rows.filter(updated_by__username=wanted.updated_by)
         if wanted.updated_since:
             rows = rows.filter(updated_at__gte=_aware(wanted.updated_since))
+        if wanted.label is not None:
+            question, value = wanted.label
+            answers = Annotation.objects.filter(
+                transcript=OuterRef("pk"),
+                question=question,
+                value=value,
+                state=AnnotationState.SUBMITTED,
+            )
+            rows = rows.filter(Exists(answers))
         return rows
 
     def with_diagnostic(self, code: str) -> TranscriptQuerySet:

@@ -230,6 +230,12 @@ def queue_create(request, slug):
         "status": [s for s in request.POST.getlist("status") if s in Status.values],
         "has_errors": {"yes": True, "no": False}.get(request.POST.get("has_errors", "")),
     }
+    if request.POST.get("label_question", "").strip():
+        value = request.POST.get("label_value", "").strip()
+        filters["label"] = {
+            "question": request.POST["label_question"].strip(),
+            "value": int(value) if value.isdigit() else value,
+        }
     usernames = [u for u in request.POST.get("assignees", "").replace(",", " ").split() if u]
     assignees = list(get_user_model().objects.filter(username__in=usernames))
     try:

@@ -35,6 +35,7 @@ from .models import (
     ReviewQueue,
     Status,
     Transcript,
+    TranscriptFilter,
 )
 from .storage import save_transcript
 
@@ -106,12 +107,18 @@ def create_queue(
 
 def matching_transcripts(dataset: Dataset, filters: dict):
     """The live transcripts of ``dataset`` a queue filter selects, oldest first:
-    ``{"status": [...], "spec": [...], "has_errors": bool}`` (each optional)."""
-    rows = Transcript.objects.filter(dataset=dataset).with_status(*filters.get("status") or ())
+    ``{"status": [...], "spec": [...], "has_errors": bool, "label": {"question", "value"}}``
+    (each optional; ``label``: a submitted answer with that value)."""
+    label = filters.get("label") or None
+    rows = Transcript.objects.filter(dataset=dataset).matching(
+        TranscriptFilter(
+            statuses=filters.get("status") or (),
+            has_errors=filters.get("has_errors"),
+            label=(label["question"], label["value"]) if label else None,
+        )
+    )
     if filters.get("spec"):
         rows = rows.filter(spec__in=filters["spec"])
-    if filters.get("has_errors") is not None:
-        rows = rows.with_errors() if filters["has_errors"] else rows.filter(error_count=0)
     return rows.only("pk", "dataset_id").order_by("pk")
 
 

@@ -141,3 +141,31 @@ def test_figures_for_reviewers(as_annotator, as_curator, queue_id, dataset, cura
         label["agreement"]["measure"] == "krippendorff_alpha"
         and label["agreement"]["value"] is None
     )
+
+
+def test_a_queue_over_a_label_value(as_curator, as_annotator, dataset, curator, drafts):
+    from editor.annotations import answer, submit_answers
+    from editor.labels import create_label_schema
+
+    schema = create_label_schema(
+        dataset,
+        author=curator,
+        name="Triage",
+        questions=[
+            {
+                "key": "needs_fix",
+                "kind": "choice",
+                "prompt": "Needs a fix?",
+                "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}],
+            }
+        ],
+    )
+    for transcript, value in zip(drafts, ("yes", "no", "yes"), strict=True):
+        answer(transcript, annotator=curator, schema=schema, question="needs_fix", value=value)
+        submit_answers(transcript, user=curator)
+    response = as_curator.post(
+        "/datasets/support-chats/queues",
+        {"name": "Fixes", "filters": {"label": {"question": "needs_fix", "value": "yes"}}},
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["progress"]["items"] == 2
