@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from django.db.models import OuterRef, Subquery
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -26,18 +27,21 @@ def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> 
         "|".join(rf"\b{re.escape(word)}\b" for word in sorted(words, key=len, reverse=True)),
         re.IGNORECASE,
     )
-    found = {}
+    # Only the first matching message of each transcript is read, however many match.
+    first_hits = (
+        Message.objects.filter(transcript_id=OuterRef("transcript_id"))
+        .containing(query, search_hidden)
+        .order_by("index")
+        .values("pk")[:1]
+    )
     rows = (
         Message.objects.filter(transcript_id__in=ids)
         .containing(query, search_hidden)
+        .filter(pk=Subquery(first_hits))
         .searched_text(search_hidden)
-        .order_by("transcript_id", "index")
         .values_list("transcript_id", "searched_text")
     )
-    for transcript_id, text in rows.iterator():
-        if transcript_id not in found:
-            found[transcript_id] = _snippet(text, hit)
-    return found
+    return {transcript_id: _snippet(text, hit) for transcript_id, text in rows}
 
 
 def _snippet(text: str, hit: re.Pattern) -> SafeString:
