@@ -606,9 +606,10 @@ class MessageQuerySet(models.QuerySet):
             return self.annotate(search_vector=SearchVector(text, config=SEARCH_CONFIG)).filter(
                 search_vector=query
             )
-        column = "content" if search_hidden else "end_user_text"
+        # The whole content is both columns of the FTS5 table (see migration 0010).
+        columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
         # Every word as an FTS5 string (a \w+ word holds no double quote to escape).
-        expression = " AND ".join(f'{column} : "{word}"' for word in words)
+        expression = " AND ".join(f'{columns} : "{word}"' for word in words)
         return self.filter(
             pk__in=RawSQL(
                 "SELECT rowid FROM editor_message_search WHERE editor_message_search MATCH %s",

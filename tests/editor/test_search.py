@@ -95,6 +95,8 @@ HOSTILE = [
     "content: harbour",
     "end_user_text : zephyr",
     "{content}: zephyr",
+    "hidden_text : zephyr",
+    "{end_user_text hidden_text} : zephyr",
     "^harbour",
     "\x00",
     "harbour\x00",
@@ -108,8 +110,9 @@ def test_hostile_queries_are_plain_words(searchable, query):
         found(query, search_hidden=search_hidden)  # no syntax error from either backend
 
 
-def test_a_column_name_in_the_query_does_not_reach_hidden_text(searchable):
-    assert found("content : zephyr", search_hidden=False) == set()
+@pytest.mark.parametrize("query", ["content : zephyr", "hidden_text : zephyr"])
+def test_a_column_name_in_the_query_does_not_reach_hidden_text(searchable, query):
+    assert found(query, search_hidden=False) == set()
 
 
 def page(client, user, dataset, **params):
