@@ -165,3 +165,23 @@ def test_snippets_are_escaped(client, annotator, dataset):
     html = page(client, annotator, dataset, q="harbour")
     assert "&lt;script&gt;alert(1)&lt;/script&gt; <mark>harbour</mark> &lt;b&gt;bold" in html
     assert "<script>alert(1)" not in html
+
+
+def test_a_new_spec_recomputes_what_the_end_user_sees(dataset, annotator):
+    # After a 2.x CoT marker the rest of a body is hidden; in v0.1 the same text is a closed
+    # thought block, and what follows it is shown: "afterwards" becomes visible.
+    messages = [
+        M(role="user", content="Go on."),
+        M(role="assistant", content="First <|start_reason|>kiwi<|end_reason|> afterwards"),
+    ]
+    transcript = make_transcript(dataset, annotator, "cot", *messages)
+    assert found("afterwards", search_hidden=False) == set()
+    save_transcript(
+        transcript,
+        expected_version=transcript.version,
+        author=annotator,
+        canonical=formats.Transcript(spec="openchatml-0.1", messages=messages),
+    )
+    assert found("afterwards", search_hidden=False) == {"cot"}
+    assert found("kiwi", search_hidden=False) == set()
+    assert found("kiwi", search_hidden=True) == {"cot"}
