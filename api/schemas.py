@@ -16,6 +16,7 @@ from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
 from editor.models import (
+    MAX_SEARCH_LENGTH,
     AnchorState,
     AnnotationState,
     AssignmentState,
@@ -159,6 +160,13 @@ class TranscriptUpdateIn(Schema):
 
 
 class TranscriptFilters(Schema):
+    q: str | None = Field(
+        None,
+        max_length=MAX_SEARCH_LENGTH,
+        description="Words searched in message content (all of them, in one message; on "
+        'PostgreSQL also "a phrase", -word and or). A viewer searches only what the end '
+        "user sees.",
+    )
     status: list[StatusName] = Field([], description="Repeat for several statuses.")
     spec: SpecId | None = None
     has_errors: bool | None = None
@@ -175,8 +183,10 @@ class TranscriptFilters(Schema):
     )
     deleted: bool = Field(False, description="List the deleted transcripts instead.")
 
-    def to_filter(self) -> TranscriptFilter:
+    def to_filter(self, *, search_hidden: bool) -> TranscriptFilter:
         return TranscriptFilter(
+            text=(self.q or "").strip() or None,
+            search_hidden=search_hidden,
             statuses=self.status,
             spec=self.spec,
             has_errors=self.has_errors,
@@ -327,6 +337,9 @@ class QueueFilterIn(Schema):
     has_errors: bool | None = None
     label: LabelFilterIn | None = Field(
         None, description="Only transcripts with this submitted answer."
+    )
+    text: str | None = Field(
+        None, max_length=500, description="Words in one message (as the dataset search)."
     )
 
 

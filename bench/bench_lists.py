@@ -2,42 +2,26 @@
 
 * a page of the transcript list (50 rows, the 5 MB transcript among them): the query alone
   (summary columns and the stored ``message_count``) and the API route;
-* the dataset page (first page, sorted by last change; a filtered page) and the dashboard.
+* the dataset page (first page, sorted by last change; a filtered page) and the dashboard;
+* text search on the dataset page: a word in every transcript (as a curator and as a viewer,
+  who searches only what the end user sees) and words in one transcript's tool call.
 
-Runs in a child process on a throwaway SQLite database (and on PostgreSQL when a server
-answers, like bench_storage).
+Runs once per database, each in a child process with a throwaway database
+(``bench.databases``).
 
     .venv/bin/python -m bench.bench_lists          # or `make bench` (every benchmark)
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from bench.bench_editor import _timed, long_transcript
-from bench.bench_storage import _postgres_server, _throwaway_postgres
+from bench.databases import on_each_database
 
 
 def run() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        _in_child("SQLite", f"sqlite:///{Path(folder) / 'bench.sqlite3'}")
-    server = _postgres_server()
-    if server is None:
-        print("PostgreSQL: skipped, no server reachable (set DATABASE_URL to a postgres:// URL)")
-        return
-    with _throwaway_postgres(server) as url:
-        _in_child("PostgreSQL", url)
-
-
-def _in_child(label: str, database_url: str) -> None:
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "false"}
-    env.setdefault("DJANGO_SETTINGS_MODULE", "ocm_site.settings")
-    print(f"{label}:", flush=True)
-    subprocess.run([sys.executable, "-m", "bench.bench_lists", "--child"], env=env, check=True)
+    on_each_database("bench.bench_lists")
 
 
 def _child() -> None:
@@ -57,6 +41,8 @@ def _child() -> None:
     user = get_user_model().objects.create_user("bench")
     dataset = Dataset.objects.create(name="Bench", slug="bench")
     Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
+    viewer = get_user_model().objects.create_user("bench-viewer")
+    Membership.objects.create(user=viewer, dataset=dataset, role=Role.VIEWER)
 
     big = TranscriptContent.from_text(long_transcript(formats, 7200, 1000), "openchatml-2.2")
     small = TranscriptContent.from_text(long_transcript(formats, 20, 100), "openchatml-2.2")
@@ -74,18 +60,42 @@ def _child() -> None:
     client.force_login(user)
     _timed(
         "API list, first page",
-        lambda n: client.get(f"/api/v1/datasets/{dataset.slug}/transcripts"),
+        lambda n: _page(client, f"/api/v1/datasets/{dataset.slug}/transcripts"),
     )
-    _timed("dataset page, first page", lambda n: client.get(f"/datasets/{dataset.slug}/"))
+    _timed("dataset page, first page", lambda n: _page(client, f"/datasets/{dataset.slug}/"))
     _timed(
         "dataset page, filtered, page 10",
-        lambda n: client.get(
+        lambda n: _page(
+            client,
             f"/datasets/{dataset.slug}/",
             {"has": "tool_calls", "code": "W-HEADER-MISSING", "sort": "-messages", "page": 10},
         ),
     )
-    _timed("dashboard", lambda n: client.get("/"))
+    _timed("dashboard", lambda n: _page(client, "/"))
+    _timed(
+        "dataset page, search: in every transcript",
+        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
+    )
+    as_viewer = Client()
+    as_viewer.force_login(viewer)
+    _timed(
+        "same search, as a viewer",
+        lambda n: _page(as_viewer, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
+    )
+    # Only the big transcript has 1,400 turns; its call's arguments are hidden content.
+    _timed(
+        "dataset page, search: in one tool call",
+        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "tides 1400"}),
+    )
     connections.close_all()  # before the parent drops the database
+
+
+def _page(client, path: str, params: dict | None = None):
+    """GET ``path``; anything but a 200 (a redirect, an error) would time the wrong thing.
+    Over HTTPS: with DJANGO_DEBUG=false the site redirects plain http."""
+    response = client.get(path, params or {}, secure=True)
+    assert response.status_code == 200, (path, response.status_code)
+    return response
 
 
 if __name__ == "__main__":

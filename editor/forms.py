@@ -2,7 +2,7 @@ from django import forms
 
 from editor import formats
 
-from .models import Contains, Dataset, Role, Status, TranscriptFilter
+from .models import MAX_SEARCH_LENGTH, Contains, Dataset, Role, Status, TranscriptFilter
 
 SPEC_OPTIONS = [(spec, spec) for spec in formats.SPEC_IDS]
 
@@ -116,6 +116,12 @@ class TranscriptFilterForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, auto_id="filter_%s", **kwargs)
 
+    q = forms.CharField(
+        required=False,
+        max_length=MAX_SEARCH_LENGTH,
+        label="Search messages",
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in messages"}),
+    )
     status = forms.MultipleChoiceField(
         choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
@@ -149,10 +155,13 @@ class TranscriptFilterForm(forms.Form):
     )
     sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
 
-    def to_filter(self) -> TranscriptFilter:
-        """The valid part of the filters (``is_valid`` must have run)."""
+    def to_filter(self, *, search_hidden: bool) -> TranscriptFilter:
+        """The valid part of the filters (``is_valid`` must have run); ``search_hidden``:
+        the search also looks where the end user cannot see (``TranscriptFilter``)."""
         data = self.cleaned_data
         return TranscriptFilter(
+            text=(data.get("q") or "").strip() or None,
+            search_hidden=search_hidden,
             statuses=data.get("status") or (),
             spec=data.get("spec") or None,
             has_errors={"true": True, "false": False}.get(data.get("has_errors") or ""),

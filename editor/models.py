@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -20,12 +21,14 @@ from itertools import islice
 from typing import Any
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.core.validators import RegexValidator
 from django.db import connections, models
 from django.db.models import (
     BooleanField,
     Count,
     Exists,
+    F,
     Max,
     OuterRef,
     Prefetch,
@@ -39,6 +42,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from editor import formats
+from editor.formats.render.visibility import visibility as end_user_visibility
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
 
@@ -167,6 +171,12 @@ class Dataset(models.Model):
         return audiences_of(getattr(self, "user_role", None))
 
     @property
+    def user_sees_hidden(self) -> bool:
+        """For a queryset annotated by ``with_roles``: may that user see what the end user
+        does not (hidden channels, system prompts, tool traffic)?"""
+        return any(audience != END_USER_AUDIENCE for audience in self.user_audiences)
+
+    @property
     def status_counts(self) -> list[tuple[Status, int]]:
         """For a queryset annotated by ``with_activity``: (status, count) in workflow order."""
         return [(status, getattr(self, f"{status.value}_count")) for status in Status]
@@ -290,6 +300,10 @@ class TranscriptFilter:
     updated_since: datetime | date | None = None
     # (question key, value): someone submitted that answer about the transcript or a message
     label: tuple[str, Any] | None = None
+    text: str | None = None  # words searched in message content (``MessageQuerySet.containing``)
+    # Whether ``text`` is also searched where the end user cannot see (the role may see
+    # hidden content: ``Dataset.audiences_for``); otherwise only ``Message.end_user_text``.
+    search_hidden: bool = False
 
 
 class TranscriptQuerySet(models.QuerySet):
@@ -370,6 +384,9 @@ class TranscriptQuerySet(models.QuerySet):
                 state=AnnotationState.SUBMITTED,
             )
             rows = rows.filter(Exists(answers))
+        if wanted.text:
+            found = Message.objects.using(self.db).containing(wanted.text, wanted.search_hidden)
+            rows = rows.filter(pk__in=found.values("transcript_id"))
         return rows
 
     def with_diagnostic(self, code: str) -> TranscriptQuerySet:
@@ -566,6 +583,59 @@ class Transcript(models.Model):
         return messages
 
 
+# Search words: what both backends' tokenizers split text into (letters and digits). Taking
+# only these from the user's query makes any input a valid FTS5 query: no quote, star,
+# parenthesis or NEAR of the user's reaches its syntax.
+SEARCH_WORD_RE = re.compile(r"\w+")
+# The longest search accepted (in characters): longer is refused with a clear error (4xx).
+MAX_SEARCH_LENGTH = 500
+# PostgreSQL text search configuration: "simple" (no stemming, no stop words), as SQLite's
+# unicode61 tokenizer, so that both backends find the same transcripts for the same words.
+SEARCH_CONFIG = "simple"
+
+
+def search_words(query: str) -> list[str]:
+    return SEARCH_WORD_RE.findall(query)
+
+
+class MessageQuerySet(models.QuerySet):
+    def containing(self, query: str, search_hidden: bool) -> MessageQuerySet:
+        """Messages whose text has every word of ``query`` (case-insensitive; on PostgreSQL
+        also the web search syntax: "a phrase", -word, or). Without ``search_hidden``, only
+        what the end user sees of each message is searched (``end_user_text``).
+
+        PostgreSQL uses the GIN indexes of migration 0010, SQLite its FTS5 table.
+        """
+        words = search_words(query)
+        if not words:
+            return self.none()
+        if connections[self.db].vendor == "postgresql":
+            text = "content" if search_hidden else Coalesce("end_user_text", "content")
+            # A PostgreSQL string cannot hold a NUL character (and no word has one).
+            query = SearchQuery(
+                query.replace("\x00", ""), config=SEARCH_CONFIG, search_type="websearch"
+            )
+            return self.annotate(search_vector=SearchVector(text, config=SEARCH_CONFIG)).filter(
+                search_vector=query
+            )
+        # The whole content is both columns of the FTS5 table (see migration 0010).
+        columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
+        # Every word as an FTS5 string (a \w+ word holds no double quote to escape).
+        expression = " AND ".join(f'{columns} : "{word}"' for word in words)
+        return self.filter(
+            pk__in=RawSQL(
+                "SELECT rowid FROM editor_message_search WHERE editor_message_search MATCH %s",
+                (expression,),
+            )
+        )
+
+    def searched_text(self, search_hidden: bool) -> MessageQuerySet:
+        """Annotate ``searched_text``: the text ``containing`` searched in each message."""
+        return self.annotate(
+            searched_text=F("content") if search_hidden else Coalesce("end_user_text", "content")
+        )
+
+
 class Message(models.Model):
     """One message of a transcript: every field of the canonical ``formats.Message``.
 
@@ -586,8 +656,14 @@ class Message(models.Model):
     constrain = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     end = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
     attrs = models.JSONField(default=dict, blank=True)
+    # What the end user sees of ``content`` (editor.formats.render's end-user rendering),
+    # kept by editor.storage for the text search of viewers: NULL when it is the whole
+    # content (most messages: no second copy), "" when the message is hidden from end users.
+    end_user_text = models.TextField(null=True, blank=True)  # noqa: DJ001
 
     CANONICAL_FIELDS = formats.model.SEMANTIC_FIELDS
+
+    objects = MessageQuerySet.as_manager()
 
     class Meta:
         ordering = ["index"]
@@ -605,6 +681,14 @@ class Message(models.Model):
         values["content"] = values["content"] or ""
         values["attrs"] = dict(values["attrs"] or {})
         return cls(index=index, **values, **kwargs)
+
+    @staticmethod
+    def end_user_text_of(spec: str, message: formats.Message) -> str | None:
+        """The ``end_user_text`` column of ``message`` in a transcript of ``spec``."""
+        seen = end_user_visibility(formats.Transcript(spec=spec), message)
+        if not seen.visible:
+            return ""
+        return None if seen.end_user_text == (message.content or "") else seen.end_user_text
 
     def to_canonical(self) -> formats.Message:
         return formats.Message(**{name: getattr(self, name) for name in self.CANONICAL_FIELDS})

@@ -230,6 +230,8 @@ def queue_create(request, slug):
         "status": [s for s in request.POST.getlist("status") if s in Status.values],
         "has_errors": {"yes": True, "no": False}.get(request.POST.get("has_errors", "")),
     }
+    if request.POST.get("text", "").strip():
+        filters["text"] = request.POST["text"].strip()[:500]
     if request.POST.get("label_question", "").strip():
         value = request.POST.get("label_value", "").strip()
         filters["label"] = {

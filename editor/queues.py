@@ -107,14 +107,18 @@ def create_queue(
 
 def matching_transcripts(dataset: Dataset, filters: dict):
     """The live transcripts of ``dataset`` a queue filter selects, oldest first:
-    ``{"status": [...], "spec": [...], "has_errors": bool, "label": {"question", "value"}}``
-    (each optional; ``label``: a submitted answer with that value)."""
+    ``{"status": [...], "spec": [...], "has_errors": bool, "label": {"question", "value"},
+    "text": "words"}`` (each optional; ``label``: a submitted answer with that value;
+    ``text``: words in one message, as the dataset page's search)."""
     label = filters.get("label") or None
     rows = Transcript.objects.filter(dataset=dataset).matching(
         TranscriptFilter(
             statuses=filters.get("status") or (),
             has_errors=filters.get("has_errors"),
             label=(label["question"], label["value"]) if label else None,
+            # curators make queues, and they see every part of a transcript
+            text=filters.get("text") or None,
+            search_hidden=True,
         )
     )
     if filters.get("spec"):

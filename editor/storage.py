@@ -475,7 +475,7 @@ def create_transcripts(
             batch_size=BATCH_SIZE,
         )
         _insert_messages(
-            (transcript.pk, item.content.canonical.messages)
+            (transcript.pk, item.content.spec, item.content.canonical.messages)
             for transcript, item in zip(transcripts, new, strict=True)
         )
         now = timezone.now()
@@ -500,15 +500,16 @@ def create_transcripts(
 
 
 # The fields of a Message row, in the order _insert_messages writes them.
-MESSAGE_COLUMNS = ("transcript", "index", *SEMANTIC_FIELDS)
+MESSAGE_COLUMNS = ("transcript", "index", *SEMANTIC_FIELDS, "end_user_text")
 
 
 def _insert_messages(
-    transcripts: Iterable[tuple[int, Sequence[formats.Message]]], first_index: int = 0
+    transcripts: Iterable[tuple[int, str, Sequence[formats.Message]]], first_index: int = 0
 ) -> None:
-    """The Message rows of ``(transcript pk, canonical messages)`` pairs, as
-    ``Message.from_canonical`` fills them (no content is "", attrs a dict); the first
-    message of each gets index ``first_index``."""
+    """The Message rows of ``(transcript pk, spec, canonical messages)`` triples, as
+    ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
+    end user sees of each (``Message.end_user_text``); the first message of each gets index
+    ``first_index``."""
     _insert_rows(
         Message,
         MESSAGE_COLUMNS,
@@ -527,8 +528,9 @@ def _insert_messages(
                 message.constrain,
                 message.end,
                 dict(message.attrs or {}),
+                Message.end_user_text_of(spec, message),
             )
-            for transcript_id, messages in transcripts
+            for transcript_id, spec, messages in transcripts
             for index, message in enumerate(messages, start=first_index)
         ),
     )
@@ -724,7 +726,7 @@ MAX_ROW_UPDATES = 20
 
 
 def _replace_messages(
-    transcript_id: int, old: Sequence[formats.Message], new: Sequence[formats.Message]
+    transcript_id: int, spec: str, old: Sequence[formats.Message], new: Sequence[formats.Message]
 ) -> None:
     """Make the Message rows of ``transcript_id`` say ``new``, rewriting only what changed.
 
@@ -741,11 +743,15 @@ def _replace_messages(
             for index in changed:
                 message = new[index]
                 values = {name: getattr(message, name) for name in SEMANTIC_FIELDS}
-                values.update(content=message.content or "", attrs=dict(message.attrs or {}))
+                values.update(
+                    content=message.content or "",
+                    attrs=dict(message.attrs or {}),
+                    end_user_text=Message.end_user_text_of(spec, message),
+                )
                 Message.objects.filter(transcript_id=transcript_id, index=index).update(**values)
             return
     Message.objects.filter(transcript_id=transcript_id, index__gte=first).delete()
-    _insert_messages([(transcript_id, new[first:])], first_index=first)
+    _insert_messages([(transcript_id, spec, new[first:])], first_index=first)
 
 
 def _claim(pk: int, expected_version: int) -> Transcript:
@@ -806,11 +812,15 @@ def _write(
         current.deleted_by = author if deleted else None
         changed += ["deleted_at", "deleted_by"]
     if content is not None:
+        # What the end user sees of a message depends on the spec: a new spec rewrites them all.
+        respec = content.spec != current.spec
         for name, value in _content_fields(content).items():
             setattr(current, name, value)
         changed += list(_content_fields(content))
         old_messages = current.stored_messages() if stored is None else stored
-        _replace_messages(current.pk, old_messages, content.canonical.messages)
+        _replace_messages(
+            current.pk, content.spec, [] if respec else old_messages, content.canonical.messages
+        )
         # Message and span annotations follow their messages (or are flagged, never lost).
         follow_edit(current.pk, old_messages, content.canonical.messages, content.spec)
         # Drop any prefetched rows so that canonical() reads the new ones.

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import membership
+from . import membership, search
 from .exporting import export_dataset
 from .forms import (
     DatasetEditForm,
@@ -86,14 +86,19 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
     filters = TranscriptFilterForm(request.GET)
     filters.is_valid()  # invalid fields are shown with their error and ignored
     sort = filters.sort_key()
+    wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)
     rows = (
         Transcript.objects.filter(dataset=dataset)
         .summaries()
         .select_related("updated_by")
-        .matching(filters.to_filter())
+        .matching(wanted)
         .sorted_by(sort)
     )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    if wanted.text:
+        found = search.snippets([t.pk for t in page], wanted.text, wanted.search_hidden)
+        for transcript in page:
+            transcript.snippet = found.get(transcript.pk)
     context = {
         "dataset": dataset,
         "filter_form": filters,

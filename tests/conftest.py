@@ -116,3 +116,58 @@ def varied(dataset, annotator, curator):
         updated_at=datetime(2020, 1, 1, tzinfo=UTC)
     )
     return made
+
+
+def make_transcript(dataset, author, title, *messages):
+    """A transcript in openchatml-2.2 of ``messages``, made through the write path."""
+    from editor import formats
+    from editor.storage import create_transcript
+
+    text = formats.serialize(formats.Transcript(spec="openchatml-2.2", messages=list(messages)))
+    return create_transcript(dataset, author=author, title=title, text=text)
+
+
+@pytest.fixture
+def searchable(dataset, annotator):
+    """Transcripts to search, by title. "visible": harbour in a user message, lighthouse in
+    the final answer; "hidden": one secret word per kind of hidden part (system, analysis,
+    tool call, tool reply, the text after a CoT marker), and harbour where the end user sees.
+    """
+    from editor import formats
+
+    M = formats.Message
+    return {
+        "visible": make_transcript(
+            dataset,
+            annotator,
+            "visible",
+            M(role="user", content="Which harbour?"),
+            M(role="assistant", channel="final", content="The lighthouse one."),
+        ),
+        "hidden": make_transcript(
+            dataset,
+            annotator,
+            "hidden",
+            M(role="system", content="Codeword zephyr."),
+            M(role="user", content="Any harbour news?"),
+            M(role="assistant", channel="analysis", content="Pondering quasar harbour."),
+            M(
+                role="assistant",
+                channel="commentary",
+                recipient="functions.lookup",
+                content='{"q": "walrus"}',
+                end="call",
+            ),
+            M(
+                role="functions.lookup",
+                channel="commentary",
+                recipient="assistant",
+                content='{"a": "narwhal"}',
+            ),
+            M(
+                role="assistant",
+                channel="final",
+                content="Calm harbour today. <|start_reason|> mango theory",
+            ),
+        ),
+    }

@@ -58,7 +58,11 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
     manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    rows = manager.filter(dataset=dataset).summaries().matching(filters.to_filter())
+    rows = (
+        manager.filter(dataset=dataset)
+        .summaries()
+        .matching(filters.to_filter(search_hidden=dataset.user_sees_hidden))
+    )
     if filters.deleted:
         rows = rows.deleted()
     return rows.sorted_by(filters.sort)

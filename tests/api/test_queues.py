@@ -169,3 +169,17 @@ def test_a_queue_over_a_label_value(as_curator, as_annotator, dataset, curator, 
     )
     assert response.status_code == 201, response.content
     assert response.json()["progress"]["items"] == 2
+
+
+def test_a_queue_over_a_text_search(as_curator, dataset, curator, drafts):
+    create_transcript(
+        dataset,
+        author=curator,
+        text="<|start|>user<|message|>My parcel is lost<|end|>",
+        spec="openchatml-2.2",
+    )
+    response = as_curator.post(
+        "/datasets/support-chats/queues", {"name": "Parcels", "filters": {"text": "parcel"}}
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["progress"]["items"] == 1

@@ -1,0 +1,187 @@
+"""Text search over message content (TranscriptFilter.text): what it finds, for whom, and the
+dataset page's search box and snippets. Runs on SQLite (FTS5) and PostgreSQL (GIN)."""
+
+import pytest
+from django.urls import reverse
+
+from editor import formats
+from editor.models import Message, Transcript, TranscriptFilter
+from editor.storage import delete_transcript, save_transcript
+from tests.conftest import make_transcript
+
+pytestmark = pytest.mark.django_db
+
+M = formats.Message
+
+
+def found(text: str, *, search_hidden: bool) -> set[str]:
+    wanted = TranscriptFilter(text=text, search_hidden=search_hidden)
+    return {row.title for row in Transcript.objects.matching(wanted)}
+
+
+def test_a_word_in_a_message_finds_its_transcript(searchable):
+    assert found("lighthouse", search_hidden=False) == {"visible"}
+    assert found("LIGHTHOUSE", search_hidden=True) == {"visible"}
+    assert found("harbour", search_hidden=False) == {"visible", "hidden"}
+    assert found("nothing-like-this", search_hidden=True) == set()
+
+
+def test_every_word_must_be_in_the_message(searchable):
+    assert found("harbour lighthouse", search_hidden=True) == set()
+    assert found("calm harbour", search_hidden=False) == {"hidden"}
+
+
+@pytest.mark.parametrize("word", ["zephyr", "quasar", "walrus", "narwhal", "mango"])
+def test_a_word_only_in_a_hidden_part_is_found_only_by_who_may_see_it(searchable, word):
+    assert found(word, search_hidden=True) == {"hidden"}
+    assert found(word, search_hidden=False) == set()
+
+
+def test_the_search_follows_edits_and_deletes_of_messages(searchable, annotator):
+    transcript = searchable["visible"]
+    messages = [
+        M(role="user", content="Which pier?"),
+        M(role="assistant", channel="analysis", content="The lighthouse one."),
+    ]
+    transcript = save_transcript(
+        transcript,
+        expected_version=transcript.version,
+        author=annotator,
+        canonical=formats.Transcript(spec="openchatml-2.2", messages=messages),
+    )
+    assert found("pier", search_hidden=False) == {"visible"}
+    assert found("harbour", search_hidden=True) == {"hidden"}
+    # Now in an analysis channel: hidden from viewers, still found by editors.
+    assert found("lighthouse", search_hidden=False) == set()
+    assert found("lighthouse", search_hidden=True) == {"visible"}
+    save_transcript(
+        transcript,
+        expected_version=transcript.version,
+        author=annotator,
+        canonical=formats.Transcript(spec="openchatml-2.2", messages=messages[:1]),
+    )
+    assert found("lighthouse", search_hidden=True) == set()
+    assert Message.objects.containing("pier", search_hidden=True).count() == 1
+
+
+def test_deleted_transcripts_and_deleted_rows_are_not_found(searchable, annotator):
+    delete_transcript(searchable["visible"], author=annotator)
+    assert found("lighthouse", search_hidden=True) == set()
+    Transcript.all_objects.filter(pk=searchable["visible"].pk).delete()
+    assert not Message.objects.containing("lighthouse", search_hidden=True).exists()
+
+
+def test_search_combines_with_the_other_filters(searchable):
+    wanted = TranscriptFilter(text="harbour", search_hidden=True, contains=["analysis"])
+    assert {row.title for row in Transcript.objects.matching(wanted)} == {"hidden"}
+
+
+HOSTILE = [
+    '"',
+    '"unbalanced',
+    "*",
+    "harb*",
+    "NEAR(",
+    "NEAR(harbour lighthouse, 2)",
+    "'",
+    "%",
+    "_",
+    "((",
+    "))",
+    "harbour AND",
+    "OR",
+    "NOT harbour",
+    "-",
+    "content: harbour",
+    "end_user_text : zephyr",
+    "{content}: zephyr",
+    "hidden_text : zephyr",
+    "{end_user_text hidden_text} : zephyr",
+    "^harbour",
+    "\x00",
+    "harbour\x00",
+    "harbour " * 60,
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_queries_are_plain_words(searchable, query):
+    for search_hidden in (True, False):
+        found(query, search_hidden=search_hidden)  # no syntax error from either backend
+
+
+@pytest.mark.parametrize("query", ["content : zephyr", "hidden_text : zephyr"])
+def test_a_column_name_in_the_query_does_not_reach_hidden_text(searchable, query):
+    assert found(query, search_hidden=False) == set()
+
+
+def page(client, user, dataset, **params):
+    client.force_login(user)
+    response = client.get(reverse("dataset", args=[dataset.slug]), params)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("query", [*HOSTILE, "x" * 10_000])
+def test_the_dataset_page_never_fails_on_a_query(client, viewer, dataset, searchable, query):
+    page(client, viewer, dataset, q=query)
+
+
+def test_a_too_long_query_is_reported_on_the_page(client, viewer, dataset, searchable):
+    html = page(client, viewer, dataset, q="x" * 10_000)
+    assert "Ensure this value has at most" in html
+
+
+def test_the_page_searches_and_shows_a_marked_snippet(client, annotator, dataset, searchable):
+    html = page(client, annotator, dataset, q="lighthouse")
+    assert 'data-testid="transcripts"' in html
+    assert f'data-transcript="{searchable["visible"].pk}"' in html
+    assert f'data-transcript="{searchable["hidden"].pk}"' not in html
+    assert "The <mark>lighthouse</mark> one." in html
+    assert 'name="q" value="lighthouse"' in html
+
+
+def test_an_editor_sees_snippets_of_hidden_parts(client, annotator, dataset, searchable):
+    assert "Codeword <mark>zephyr</mark>." in page(client, annotator, dataset, q="zephyr")
+
+
+def test_a_viewers_snippets_show_only_what_the_end_user_sees(client, viewer, dataset, searchable):
+    html = page(client, viewer, dataset, q="harbour")
+    assert f'data-transcript="{searchable["hidden"].pk}"' in html
+    # The first hit in the hidden transcript is in its analysis; a viewer's snippet is cut
+    # from the first message the end user sees, and without the text after the CoT marker.
+    assert "Any <mark>harbour</mark> news?" in html
+    for hidden in ("quasar", "Pondering", "mango", "zephyr", "walrus", "narwhal"):
+        assert hidden not in html
+
+
+def test_snippets_are_escaped(client, annotator, dataset):
+    make_transcript(
+        dataset,
+        annotator,
+        "html",
+        M(role="user", content="<script>alert(1)</script> harbour <b>bold</b>"),
+    )
+    html = page(client, annotator, dataset, q="harbour")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; <mark>harbour</mark> &lt;b&gt;bold" in html
+    assert "<script>alert(1)" not in html
+
+
+def test_a_new_spec_recomputes_what_the_end_user_sees(dataset, annotator):
+    # After a 2.x CoT marker the rest of a body is hidden; in v0.1 the same text is a closed
+    # thought block, and what follows it is shown: "afterwards" becomes visible.
+    messages = [
+        M(role="user", content="Go on."),
+        M(role="assistant", content="First <|start_reason|>kiwi<|end_reason|> afterwards"),
+    ]
+    transcript = make_transcript(dataset, annotator, "cot", *messages)
+    assert found("afterwards", search_hidden=False) == set()
+    save_transcript(
+        transcript,
+        expected_version=transcript.version,
+        author=annotator,
+        canonical=formats.Transcript(spec="openchatml-0.1", messages=messages),
+    )
+    assert found("afterwards", search_hidden=False) == {"cot"}
+    assert found("kiwi", search_hidden=False) == set()
+    assert found("kiwi", search_hidden=True) == {"cot"}
