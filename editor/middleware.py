@@ -9,6 +9,7 @@ logger = logging.getLogger(__name__)
 # gone): not a bug in the request, so a 503 that says nothing was changed. Other database
 # errors (IntegrityError, ProgrammingError, DataError...) stay 500s: they are bugs.
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+DATABASE_UNAVAILABLE_TOAST = "The database is unavailable: your change was not saved. Try again."
 
 
 class LoginRequiredForPagesMiddleware(LoginRequiredMiddleware):
@@ -42,4 +43,17 @@ class DatabaseUnavailableMiddleware:
         from .error_views import database_unavailable
 
         logger.error("Database unavailable: %s %s", request.method, request.path, exc_info=True)
+        if getattr(request, "htmx", False):
+            # An htmx request: the message goes to the page's toast (out of band), the part
+            # of the page that asked stays as it was (base.html lets htmx swap a 503).
+            from django.shortcuts import render
+
+            response = render(
+                request,
+                "editor/transcript.html#toast",
+                {"toast": DATABASE_UNAVAILABLE_TOAST, "oob": True},
+                status=503,
+            )
+            response["HX-Reswap"] = "none"
+            return response
         return database_unavailable(request)

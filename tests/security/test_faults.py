@@ -131,7 +131,11 @@ def test_a_message_edit_that_fails_after_rewriting_messages_changes_nothing_page
             {"content": "Changed", "version": transcript.version},
             headers={"HX-Request": "true"},
         )
-    assert_database_unavailable_page(response)
+    # htmx: the message is the page's toast, swapped out of band; the form stays as it was.
+    assert response.status_code == 503
+    assert response["HX-Reswap"] == "none"
+    assert 'id="toast"' in response.content.decode()
+    assert "your change was not saved" in response.content.decode()
     assert state_of(transcript) == before
 
 
