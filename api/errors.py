@@ -4,8 +4,11 @@ The domain's refusals are ``StorageError``s, each with its own code and status: 
 handler maps them all. There is no catch-all: a bug stays a 500 and is logged as one.
 """
 
+import logging
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Schema
@@ -14,6 +17,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from editor.storage import StorageError
 
 from .auth import InvalidToken
+
+logger = logging.getLogger(__name__)
 
 
 class ErrorOut(Schema):
@@ -40,6 +45,21 @@ def install_error_handlers(api: NinjaAPI) -> None:
     @api.exception_handler(StorageError)
     def on_storage_error(request, exc: StorageError):
         return error_response(api, request, exc.status, exc.code, exc.message, exc.details)
+
+    # The database failing midway (connection dropped, lock timeout, server gone): each write
+    # is one transaction, so nothing was changed; the client may retry. Only these two:
+    # IntegrityError, ProgrammingError, DataError... are bugs and stay 500s.
+    @api.exception_handler(OperationalError)
+    @api.exception_handler(InterfaceError)
+    def on_database_unavailable(request, exc: OperationalError | InterfaceError):
+        logger.error("Database unavailable: %s %s", request.method, request.path, exc_info=exc)
+        return error_response(
+            api,
+            request,
+            503,
+            "database-unavailable",
+            "The database could not complete the request: nothing was changed. Try again.",
+        )
 
     @api.exception_handler(Http404)
     def on_not_found(request, exc: Http404):

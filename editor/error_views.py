@@ -21,6 +21,10 @@ MESSAGES = {
     404: ("not-found", "There is nothing at this address."),
     413: ("payload-too-large", "The request is too large."),
     500: ("server-error", "Something went wrong on our side; it has been logged."),
+    503: (
+        "database-unavailable",
+        "The database could not complete the request: nothing was changed. Try again.",
+    ),
 }
 
 
@@ -46,3 +50,7 @@ def page_not_found(request, exception=None):
 
 def server_error(request):
     return _answer(request, 500)
+
+
+def database_unavailable(request):
+    return _answer(request, 503)

@@ -8,6 +8,7 @@ one transaction, and on SQLite no other connection may write while it is open.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -16,12 +17,20 @@ from typing import IO
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, connections, transaction
+from django.db import (
+    InterfaceError,
+    OperationalError,
+    close_old_connections,
+    connections,
+    transaction,
+)
 from django.utils import timezone
 
 from .importing import ImportRejected, ImportReport, import_transcripts
 from .models import Dataset, ImportTask, ImportTaskStatus
 from .storage import NotAllowed, StorageError
+
+logger = logging.getLogger(__name__)
 
 PROGRESS_TTL = 24 * 3600
 COPY_CHUNK = 1024 * 1024
@@ -108,6 +117,16 @@ def run_import_task(task_pk: int, path: str) -> ImportTask:
         report, error = rejected.report.to_dict(), rejected.message
     except StorageError as refused:
         error = refused.message
+    except (OperationalError, InterfaceError):
+        # The database failed midway: an all-or-nothing import is one transaction, rolled
+        # back. Logged, and the task says so instead of staying "running" forever.
+        logger.exception("Import %s: the database failed", task_pk)
+        error = (
+            "The database failed midway: the items read before it may be kept; start the "
+            "import again with on_conflict=skip."
+            if task.partial
+            else "The database failed midway: nothing was imported. Start the import again."
+        )
     finally:
         os.unlink(path)
         cache.delete(key)

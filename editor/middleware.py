@@ -1,4 +1,15 @@
+import logging
+
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.db import InterfaceError, OperationalError
+
+logger = logging.getLogger(__name__)
+
+# The database failing under a request (its connection dropped, a lock timed out, the server
+# gone): not a bug in the request, so a 503 that says nothing was changed. Other database
+# errors (IntegrityError, ProgrammingError, DataError...) stay 500s: they are bugs.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+DATABASE_UNAVAILABLE_TOAST = "The database is unavailable: your change was not saved. Try again."
 
 
 class LoginRequiredForPagesMiddleware(LoginRequiredMiddleware):
@@ -14,3 +25,35 @@ class LoginRequiredForPagesMiddleware(LoginRequiredMiddleware):
         if request.path.startswith(self.api_prefix):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class DatabaseUnavailableMiddleware:
+    """A page request whose database failed midway gets a 503 page saying nothing was saved
+    (each write is one transaction, rolled back), not the generic 500. Logged all the same."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, DATABASE_UNAVAILABLE):
+            return None
+        from .error_views import database_unavailable
+
+        logger.error("Database unavailable: %s %s", request.method, request.path, exc_info=True)
+        if getattr(request, "htmx", False):
+            # An htmx request: the message goes to the page's toast (out of band), the part
+            # of the page that asked stays as it was (base.html lets htmx swap a 503).
+            from django.shortcuts import render
+
+            response = render(
+                request,
+                "editor/transcript.html#toast",
+                {"toast": DATABASE_UNAVAILABLE_TOAST, "oob": True},
+                status=503,
+            )
+            response["HX-Reswap"] = "none"
+            return response
+        return database_unavailable(request)

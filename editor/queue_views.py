@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -74,6 +75,14 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
     return context
 
 
+def _assignment(request, pk: int) -> QueueAssignment:
+    """The assignment ``pk`` in a queue of one of the user's datasets, else a 404 page."""
+    try:
+        return queues.assignment_for(request.user, pk)
+    except queues.NoSuchAssignment as missing:
+        raise Http404(missing.message) from None
+
+
 @require_GET
 @vary_on_headers("HX-Request")
 def queue_detail(request, pk):
@@ -119,15 +128,16 @@ def queue_claim(request, pk):
 @require_POST
 def assignment_move(request, pk, move):
     """Submit or skip the item the annotator holds, then the next one."""
+    # Looked up outside the try: a missing assignment is a 404, not a toast.
+    assignment = _assignment(request, pk)
     try:
-        assignment = queues.assignment_for(request.user, pk)
         mover = {"submit": queues.submit, "skip": queues.skip}[move]
         done = mover(assignment, request.user)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     except StorageError as refused:
         # Nothing moved: show the item as it is now (still held, or gone), with why.
-        current = queues.assignment_for(request.user, pk)
+        current = _assignment(request, pk)
         held = (
             current
             if current.state in (AssignmentState.CLAIMED, AssignmentState.REJECTED)
@@ -144,7 +154,7 @@ def assignment_move(request, pk, move):
 @require_POST
 def assignment_resume(request, pk):
     """Reopen an item that came back from review: it becomes the one shown; submit resubmits."""
-    assignment = queues.assignment_for(request.user, pk)
+    assignment = _assignment(request, pk)
     if assignment.annotator_id != request.user.pk:
         raise PermissionDenied("This item is another annotator's.")
     return _answer_workspace(request, assignment.item.queue, assignment)
@@ -181,7 +191,7 @@ def queue_review(request, pk):
 
 @require_POST
 def assignment_review(request, pk):
-    assignment = queues.assignment_for(request.user, pk)
+    assignment = _assignment(request, pk)
     queue = assignment.item.queue
     try:
         queues.review(

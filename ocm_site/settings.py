@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "editor.middleware.DatabaseUnavailableMiddleware",
     # Last, as django-axes asks: it turns a lockout raised during authentication into a page.
     "axes.middleware.AxesMiddleware",
 ]
