@@ -151,6 +151,10 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(page.locator('td[data-state="submitted"]')).to_have_text("2")
     expect(page.locator('td[data-state="skipped"]')).to_have_text("1")
     expect(page.locator('tr[data-annotator="ann"]')).to_be_visible()
+    figure = page.locator('#label-figures [data-question="kind"]')
+    expect(figure).to_contain_text("2 items answered")
+    expect(figure.locator(".agreement")).to_contain_text("Agreement")
+    expect(figure.locator("svg.bars rect")).to_have_count(2)
     screenshot("dashboard")
     assert QueueAssignment.objects.filter(state=AssignmentState.SUBMITTED).count() == 2
     spans = Annotation.objects.filter(question="issues")
