@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import annotations, labels
 from .errors import NotAllowed, StorageError
-from .message_views import transcript_context
+from .message_views import int_param, transcript_context
 from .models import Annotation, Dataset, LabelSchema, Transcript
 from .transcript_page import transcript_view
 
@@ -33,7 +33,7 @@ def _transcript(request, pk: int) -> Transcript:
 
 
 def _question(request, transcript: Transcript):
-    schema_id = _int(request.POST.get("schema"))
+    schema_id = int_param(request.POST.get("schema"))
     if schema_id is None:
         raise Http404("No such label schema.")
     schema = get_object_or_404(
@@ -46,10 +46,6 @@ def _question(request, transcript: Transcript):
     if question is None:
         raise Http404("No such question.")
     return schema, question
-
-
-def _int(value) -> int | None:
-    return int(value) if value not in (None, "") and str(value).isdigit() else None
 
 
 def _posted_value(request, question):
@@ -68,7 +64,7 @@ def transcript_answer(request, pk):
     question's status, out of band."""
     transcript = _transcript(request, pk)
     schema, question = _question(request, transcript)
-    message_index = _int(request.POST.get("message_index"))
+    message_index = int_param(request.POST.get("message_index"))
     context = {"schema": schema, "question": question, "oob": True, "index": message_index}
     try:
         annotations.answer(
@@ -99,7 +95,7 @@ def transcript_span(request, pk):
     """Tag the characters ``start:end`` of message ``message_index`` (its logical text)."""
     transcript = _transcript(request, pk)
     schema, question = _question(request, transcript)
-    index = _int(request.POST.get("message_index"))
+    index = int_param(request.POST.get("message_index"))
     if index is None:
         raise Http404("No such message.")
     error = ""
@@ -111,8 +107,8 @@ def transcript_span(request, pk):
             question=question.key,
             value=request.POST.get("value", ""),
             message_index=index,
-            start=_int(request.POST.get("start")),
-            end=_int(request.POST.get("end")),
+            start=int_param(request.POST.get("start")),
+            end=int_param(request.POST.get("end")),
         )
     except StorageError as refused:
         error = refused.message
@@ -206,7 +202,7 @@ def label_schema_save(request, slug):
     """Create a schema (no ``schema``) or write a new version of one; an error keeps what the
     curator typed and names the question it is about."""
     dataset = _curated_dataset(request, slug)
-    schema_id = _int(request.POST.get("schema"))
+    schema_id = int_param(request.POST.get("schema"))
     try:
         questions = _questions(request)
         if schema_id is None:
@@ -231,7 +227,7 @@ def label_schema_save(request, slug):
                     author=request.user,
                     questions=questions,
                     instructions=request.POST.get("instructions", ""),
-                    expected_version=_int(request.POST.get("expected_version")),
+                    expected_version=int_param(request.POST.get("expected_version")),
                 )
                 note = "New version saved." if created else "Nothing changed."
     except StorageError as refused:

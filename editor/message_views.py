@@ -46,7 +46,7 @@ def _transcript(request, pk: int) -> Transcript:
     )
 
 
-def _editable(request, pk: int) -> Transcript:
+def editable_transcript(request, pk: int) -> Transcript:
     """A transcript the user may edit: its editors see everything; viewers are refused here,
     in the view, not only by a template that hides the controls."""
     transcript = _transcript(request, pk)
@@ -60,7 +60,7 @@ def _audience(request) -> str:
     return audience if audience in ALL_AUDIENCES else END_USER_AUDIENCE
 
 
-def _int(value, default: int | None = None) -> int | None:
+def int_param(value, default: int | None = None) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -111,11 +111,11 @@ def transcript_detail(request, pk):
             status = refused.status
     if status == 200:
         view = transcript_view(transcript, audience)
-        page = _int(request.GET.get("page"))
+        page = int_param(request.GET.get("page"))
         if request.htmx and page is not None:
             return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
-        editing_index = _int(request.GET.get("edit"))
-        upto = _int(request.GET.get("upto"), editing_index or 0)
+        editing_index = int_param(request.GET.get("edit"))
+        upto = int_param(request.GET.get("upto"), editing_index or 0)
         context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
         if editing_index is not None and context["can_edit"]:
             context.update(_editing_context(request, transcript, editing_index))
@@ -176,7 +176,7 @@ def _card_response(request, transcript, index, audience, *, extra: dict | None =
 def message_edit(request, pk, index):
     """The edit form of one message (swapped in place of its card); without JavaScript, the
     page with the form in the message's place."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     messages = transcript.stored_messages()
     if not 0 <= index < len(messages):
         raise Http404("No such message.")
@@ -247,7 +247,7 @@ def _posted_fields(request) -> dict:
 def message_validate(request, pk, index):
     """Live validation of the form being typed: the diagnostics panel and the message's badge,
     out of band; the form itself (and its textarea) is never swapped."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     require_audience_or_403(transcript, request.user, FULL_CONTENT)
     try:
         check = editing.validate_message_draft(transcript, index, _posted_fields(request))
@@ -280,9 +280,9 @@ def _form_error(request, index, message: str, *, status: int = 422) -> HttpRespo
 
 @require_POST
 def message_save(request, pk, index):
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     audience = _audience(request)
-    expected = _int(request.POST.get("version"), 0)
+    expected = int_param(request.POST.get("version"), 0)
     try:
         changes = _posted_fields(request)
         result = editing.edit_message(
@@ -346,7 +346,7 @@ def message_resolve(request, pk, index):
     """Resolve a conflict: "mine on top of theirs" saves my draft onto their version (their
     other changes stay; theirs of this message stays in the history); "discard mine" shows
     theirs. Either way the page takes the current version."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     audience = _audience(request)
     if request.POST.get("choice") == "mine":
         try:
@@ -355,14 +355,14 @@ def message_resolve(request, pk, index):
             changes = None
         if not isinstance(changes, dict):
             return _form_error(request, index, "Your draft did not come through; edit again.")
-        target = _int(request.POST.get("their_index"))
+        target = int_param(request.POST.get("their_index"))
         try:
             if target is None:  # they deleted the message: mine comes back as a new one
                 result = editing.insert_message(
                     transcript,
                     index - 1 if index > 0 else None,
                     {"role": "user", **changes},
-                    expected_version=_int(request.POST.get("version"), 0),
+                    expected_version=int_param(request.POST.get("version"), 0),
                     author=request.user,
                     note="conflict: my version of a message they deleted",
                 )
@@ -372,7 +372,7 @@ def message_resolve(request, pk, index):
                     transcript,
                     target,
                     changes,
-                    expected_version=_int(request.POST.get("version"), 0),
+                    expected_version=int_param(request.POST.get("version"), 0),
                     author=request.user,
                     note=request.POST.get("note", "") or "conflict: my change on top of theirs",
                 )
@@ -382,7 +382,7 @@ def message_resolve(request, pk, index):
             return _form_error(request, index, refused.message, status=refused.status)
         return _list_response(request, result.transcript, audience, focus=target)
     return _list_response(
-        request, transcript, audience, focus=_int(request.POST.get("their_index"))
+        request, transcript, audience, focus=int_param(request.POST.get("their_index"))
     )
 
 
@@ -418,8 +418,8 @@ def _page_url(transcript, audience: str, focus: int | None) -> str:
 @require_GET
 def message_new(request, pk):
     """A form for a new message after ``?after=i`` (at the start without it)."""
-    transcript = _editable(request, pk)
-    after = _int(request.GET.get("after"))
+    transcript = editable_transcript(request, pk)
+    after = int_param(request.GET.get("after"))
     messages = transcript.stored_messages()
     if after is not None and not 0 <= after < len(messages):
         raise Http404("No such message.")
@@ -447,7 +447,7 @@ def _write_and_show(
     again; a stale page, a refusal or a missing message answers without changing anything."""
     audience = _audience(request)
     try:
-        result = operation(_int(request.POST.get("version"), 0))
+        result = operation(int_param(request.POST.get("version"), 0))
     except ConflictError as conflict:
         return _stale_list(request, transcript, audience, conflict)
     except NotAllowed as refused:
@@ -491,8 +491,8 @@ def _toast(request, message: str, *, status: int = 200):
 
 @require_POST
 def message_insert(request, pk):
-    transcript = _editable(request, pk)
-    after = _int(request.POST.get("after"))
+    transcript = editable_transcript(request, pk)
+    after = int_param(request.POST.get("after"))
     after = None if after is None or after < 0 else after
     try:
         fields = _posted_fields(request)
@@ -510,7 +510,7 @@ def message_insert(request, pk):
 
 @require_POST
 def message_delete(request, pk, index):
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     return _write_and_show(
         request,
         transcript,
@@ -525,8 +525,8 @@ def message_delete(request, pk, index):
 
 @require_POST
 def message_move(request, pk, index):
-    transcript = _editable(request, pk)
-    to = _int(request.POST.get("to"), index)
+    transcript = editable_transcript(request, pk)
+    to = int_param(request.POST.get("to"), index)
     return _write_and_show(
         request,
         transcript,
@@ -539,7 +539,7 @@ def message_move(request, pk, index):
 
 @require_POST
 def message_duplicate(request, pk, index):
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     return _write_and_show(
         request,
         transcript,
@@ -553,8 +553,8 @@ def message_duplicate(request, pk, index):
 @require_POST
 def transcript_fix(request, pk):
     """Apply one diagnostic's quick fix (as the diagnostics panel names it)."""
-    transcript = _editable(request, pk)
-    message_index = _int(request.POST.get("message_index"))
+    transcript = editable_transcript(request, pk)
+    message_index = int_param(request.POST.get("message_index"))
     return _write_and_show(
         request,
         transcript,
@@ -593,8 +593,8 @@ def transcript_transition(request, pk):
 @require_POST
 def transcript_undo(request, pk):
     """Undo the last change by restoring the revision before it (a new revision)."""
-    transcript = _editable(request, pk)
-    number = _int(request.POST.get("revision"), 0)
+    transcript = editable_transcript(request, pk)
+    number = int_param(request.POST.get("revision"), 0)
     revision = get_object_or_404(transcript.revisions, number=number)
     return _write_and_show(
         request,

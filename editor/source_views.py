@@ -8,7 +8,6 @@ conflict the page comes back with the user's text as typed, never with it replac
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from . import editing, formats
 from .exporting import export_transcript
 from .formats.render import token_spans
+from .message_views import editable_transcript, int_param
 from .models import Transcript
 from .presentation import Segment
 from .revisions import diff_snapshots
@@ -25,22 +25,6 @@ from .visibility import export_audience
 
 TEMPLATE = "editor/source.html"
 JSON_EXTENSION, TEXT_EXTENSION = "json", "txt"
-
-
-def _editable(request, pk: int) -> Transcript:
-    transcript = get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
-    )
-    if not transcript.dataset.can_edit(request.user):
-        raise PermissionDenied("Your role in this dataset does not allow editing.")
-    return transcript
-
-
-def _int(value, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 def highlighted(text: str, spec: str) -> list[Segment]:
@@ -73,7 +57,7 @@ def _context(transcript: Transcript, text: str, spec: str, diagnostics: list[dic
 def source_editor(request, pk):
     """GET: the source in its spec. POST: save it (``draft`` to keep errors; ``convert_to``
     to convert it first); a refusal or a conflict shows the page again with the text kept."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     if request.method == "GET":
         context = _context(
             transcript, transcript.source_text, transcript.spec, transcript.diagnostics
@@ -91,7 +75,7 @@ def source_editor(request, pk):
             spec=spec,
             convert_to=convert_to,
             as_draft=bool(request.POST.get("draft")),
-            expected_version=_int(request.POST.get("version")),
+            expected_version=int_param(request.POST.get("version"), 0),
             author=request.user,
             note=request.POST.get("note", ""),
         )
@@ -136,7 +120,7 @@ def _conflict_page(request, transcript, text, spec, conflict: ConflictError):
 @require_POST
 def source_validate(request, pk):
     """Live validation of the text being typed: the diagnostics panel only."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     text = request.POST.get("text", "").replace("\r\n", "\n")
     spec = request.POST.get("spec") or transcript.spec
     if spec not in formats.SPEC_IDS:
@@ -151,7 +135,7 @@ def source_validate(request, pk):
 def source_convert_preview(request, pk):
     """What converting the text being typed to another spec gives, and what it loses:
     shown before anything changes."""
-    transcript = _editable(request, pk)
+    transcript = editable_transcript(request, pk)
     text = request.POST.get("text", "").replace("\r\n", "\n")
     spec = request.POST.get("spec") or transcript.spec
     to = request.POST.get("convert_to") or ""
