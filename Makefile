@@ -8,7 +8,7 @@ CHROMIUM := /usr/bin/chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test bench lint format setup chromium clean
+.PHONY: run serve load test bench lint format setup chromium clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,19 @@ run: $(STAMP)
 	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py ensure_local_login
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	@echo "Background tasks (imports): one task worker (manage.py task_worker) runs beside the server"
+	@$(BIN)/python manage.py task_worker --no-reload --verbosity 0 & WORKER=$$!; \
+		trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
+		$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# The production-like stack: gunicorn, PostgreSQL, Redis and a task worker (docs/deploy.md).
+serve: $(STAMP)
+	HOST=$(HOST) PORT=$(PORT) scripts/serve.sh
+
+# A bounded load test of the production-like stack (bench/load.py; figures in docs/performance.md).
+LOAD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+load: $(STAMP)
+	DATABASE_URL=$(LOAD_DATABASE_URL) $(BIN)/python -m bench.load $(LOAD_ARGS)
 
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \

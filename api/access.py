@@ -5,10 +5,12 @@ an outsider which datasets or transcripts exist. What a member may *do* is decid
 domain (``Dataset.can_edit``/``audiences_for``, checked again by ``editor.storage``).
 """
 
+from django.db.models import F
 from django.http import Http404
 
 from editor.models import Annotation, Dataset, ImportTask, LabelSchema, Transcript
 from editor.storage import NotAllowed, TranscriptDeleted
+from editor.tasks import current
 
 
 def visible_dataset(user, slug: str, *, with_counts: bool = False) -> Dataset:
@@ -27,11 +29,15 @@ def visible_transcript(user, pk: int, *, deleted_ok: bool = False) -> Transcript
 
     A deleted one is a 410 (it can be brought back) unless ``deleted_ok``.
     """
-    transcript = (
-        Transcript.all_objects.for_user(user).select_related("dataset").filter(pk=pk).first()
-    )
+    rows = Transcript.all_objects.for_user(user).select_related("dataset").filter(pk=pk)
+    if not user.is_superuser:
+        # The membership that lets the caller in is joined already: its role comes along.
+        rows = rows.annotate(caller_role=F("dataset__memberships__role"))
+    transcript = rows.first()
     if transcript is None:
         raise Http404(f"No transcript {pk} among yours.")
+    if not user.is_superuser:
+        transcript.dataset.know_role(user, transcript.caller_role)
     if transcript.is_deleted and not deleted_ok:
         raise TranscriptDeleted("The transcript was deleted; a curator can undelete it.")
     return transcript
@@ -45,7 +51,7 @@ def visible_import_task(user, pk: int) -> ImportTask:
     )
     if task is None:
         raise Http404(f"No import {pk} among yours.")
-    return task
+    return current(task)
 
 
 def visible_label_schema(user, pk: int) -> LabelSchema:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from ninja import Field, Schema
 
 from editor import formats
+from editor.export_tasks import progress_of as export_progress_of
 from editor.exporting import Format
 from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
@@ -453,7 +454,9 @@ class ImportTaskOut(Schema):
     partial: bool
     status: str
     created_at: datetime
+    started_at: datetime | None
     finished_at: datetime | None
+    attempts: int = Field(description="How many times a task worker has started it.")
     progress: dict = Field(description="{items, counts, bytes_read, bytes_total, percent}.")
     report: dict = Field(description="The import report, once finished.")
     error: str
@@ -475,6 +478,30 @@ class DatasetExportQuery(Schema):
         description="Add each transcript's annotations, placed in the exported messages "
         "(reviewers and curators).",
     )
+
+
+class ExportTaskOut(Schema):
+    id: int
+    dataset: str = Field(alias="dataset.slug")
+    options: dict = Field(description="spec, format, statuses, audience, with_annotations.")
+    status: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int
+    progress: dict = Field(description="{transcripts, total, percent}.")
+    file_name: str
+    size_bytes: int
+    transcript_count: int
+    losses: dict = Field(
+        description="Once done: {loss_count, summary: {field: {transcripts, example}}, "
+        "losses: the first 1,000, each naming its transcript}."
+    )
+    error: str
+
+    @staticmethod
+    def resolve_progress(task) -> dict:
+        return export_progress_of(task)
 
 
 # --- stateless format routes ----------------------------------------------------------------

@@ -21,6 +21,7 @@ from editor.models import (
     MembershipChange,
     Message,
     Revision,
+    TaskWorker,
     Transcript,
 )
 
@@ -142,14 +143,32 @@ class RevisionAdmin(ViewOnly, admin.ModelAdmin):
 class ImportTaskAdmin(admin.ModelAdmin):
     """Imports are records of what happened: read only (start one from the dataset page)."""
 
-    list_display = ["source_name", "dataset", "status", "created_by", "created_at", "finished_at"]
+    list_display = [
+        "source_name", "dataset", "status", "attempts", "worker", "created_by", "created_at",
+        "finished_at",
+    ]  # fmt: skip
     list_filter = ["status", "dataset"]
     search_fields = ["source_name"]
     list_select_related = ["dataset", "created_by"]
     readonly_fields = [
-        "dataset", "created_by", "created_at", "finished_at", "source_name", "spec",
-        "on_conflict", "partial", "status", "report", "error",
+        "dataset", "created_by", "created_at", "started_at", "finished_at", "heartbeat_at",
+        "worker", "attempts", "source_name", "spec", "on_conflict", "partial", "status",
+        "progress", "report", "error",
     ]  # fmt: skip
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(TaskWorker)
+class TaskWorkerAdmin(admin.ModelAdmin):
+    """The task workers as last seen (``/healthz`` counts those seen lately): read only."""
+
+    list_display = ["worker_id", "started_at", "seen_at"]
+    readonly_fields = ["worker_id", "started_at", "seen_at"]
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -1,9 +1,10 @@
-"""Imports started from the UI or the API: run in the background, with progress to poll.
+"""Imports started from the UI or the API: queued as a task, with progress to poll.
 
 The import itself is ``editor.importing.import_transcripts`` (one domain function for the
-command, the UI and the API); this module only gives it a task row, a thread and a place for
-its progress. Progress lives in the cache, not in the task row: an all-or-nothing import is
-one transaction, and on SQLite no other connection may write while it is open.
+command, the UI and the API); this module gives it a task row, a place for its upload and
+its progress, and runs it on a task worker (``editor.tasks.import_upload``). Progress is
+written to the task row by the worker's heartbeat thread (``editor.background``), so any web
+worker can answer a poll.
 """
 
 from __future__ import annotations
@@ -11,33 +12,21 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
-import threading
+import uuid
+from pathlib import Path
 from typing import IO
 
 from django.conf import settings
-from django.core.cache import cache
-from django.db import (
-    InterfaceError,
-    OperationalError,
-    close_old_connections,
-    connections,
-    transaction,
-)
-from django.utils import timezone
+from django.db import InterfaceError, OperationalError, transaction
 
+from . import background
 from .importing import ImportRejected, ImportReport, import_transcripts
-from .models import Dataset, ImportTask, ImportTaskStatus
+from .models import Dataset, ImportTask, TaskStatus
 from .storage import NotAllowed, StorageError
 
 logger = logging.getLogger(__name__)
 
-PROGRESS_TTL = 24 * 3600
 COPY_CHUNK = 1024 * 1024
-
-
-def _progress_key(task_pk: int) -> str:
-    return f"ocm:import-task:{task_pk}:progress"
 
 
 def start_import_task(
@@ -49,17 +38,21 @@ def start_import_task(
     spec: str | None = None,
     on_conflict: str = "update",
     partial: bool = False,
-    background: bool | None = None,
 ) -> ImportTask:
-    """Queue an import of ``upload`` (a binary file object named ``name``) and start it.
+    """Queue an import of ``upload`` (a binary file object named ``name``).
 
-    The upload is copied to a temporary file first: the request's own temporary file is gone
-    once the response is sent. ``background`` None follows ``settings.OCM_IMPORT_IN_BACKGROUND``.
+    The upload is copied to ``settings.OCM_UPLOAD_DIR`` first: the request's own temporary
+    file is gone once the response is sent, and the task may run on another machine.
     """
+    from .tasks import import_upload
+
     if not dataset.can_edit(author):
         raise NotAllowed("You may not import into this dataset.")
-    fd, path = tempfile.mkstemp(prefix="ocm-import-", suffix=os.path.splitext(name)[1])
-    with os.fdopen(fd, "wb") as copy:
+    upload_dir = Path(settings.OCM_UPLOAD_DIR)
+    upload_dir.mkdir(parents=True, exist_ok=True)
+    suffix = os.path.splitext(name)[1][:16]
+    path = upload_dir / f"import-{uuid.uuid4().hex}{suffix}"
+    with open(path, "wb") as copy:
         shutil.copyfileobj(upload, copy, COPY_CHUNK)
     task = ImportTask.objects.create(
         dataset=dataset,
@@ -68,73 +61,85 @@ def start_import_task(
         spec=spec or "",
         on_conflict=on_conflict,
         partial=partial,
+        upload_path=str(path),
     )
-    if background is None:
-        background = settings.OCM_IMPORT_IN_BACKGROUND
-    if background:
-        # The thread must find the committed task row, so it starts after the commit.
-        transaction.on_commit(
-            lambda: threading.Thread(
-                target=_run_in_thread, args=(task.pk, path), name=f"import-{task.pk}", daemon=True
-            ).start()
-        )
-    else:
-        transaction.on_commit(lambda: run_import_task(task.pk, path))
+    # The worker must find the committed task row, so it is queued after the commit.
+    transaction.on_commit(lambda: import_upload.enqueue(task.pk))
     return task
 
 
-def _run_in_thread(task_pk: int, path: str) -> None:
-    close_old_connections()
-    try:
-        run_import_task(task_pk, path)
-    finally:
-        connections.close_all()
+def run_import_task(task_pk: int) -> ImportTask | None:
+    """Run a queued import to its end on this worker; None if it was not queued (any more).
 
-
-def run_import_task(task_pk: int, path: str) -> ImportTask:
-    """Run a queued task to the end; the file at ``path`` is removed afterwards."""
+    The upload is removed once the task has ended, whatever the outcome; a worker that dies
+    midway leaves it for the next attempt (``editor.tasks.RECOVERIES``).
+    """
+    if not background.claim(ImportTask, task_pk):
+        return None
     task = ImportTask.objects.select_related("dataset", "created_by").get(pk=task_pk)
-    ImportTask.objects.filter(pk=task_pk).update(status=ImportTaskStatus.RUNNING)
-    key = _progress_key(task_pk)
+    status, report, error = TaskStatus.FAILED, {}, ""
+    with background.Heartbeat(ImportTask, task_pk) as heartbeat:
 
-    def record(report: ImportReport) -> None:
-        cache.set(key, _progress_dict(report), PROGRESS_TTL)
+        def record(progress: ImportReport) -> None:
+            heartbeat.progress = _progress_dict(progress)
 
-    status, report, error = ImportTaskStatus.FAILED, {}, ""
-    try:
-        result = import_transcripts(
-            path,
-            dataset=task.dataset,
-            author=task.created_by,
-            spec=task.spec or None,
-            on_conflict=task.on_conflict,
-            partial=task.partial,
-            name=task.source_name,
-            progress=record,
-        )
-        status, report = ImportTaskStatus.SUCCEEDED, result.to_dict()
-    except ImportRejected as rejected:
-        report, error = rejected.report.to_dict(), rejected.message
-    except StorageError as refused:
-        error = refused.message
-    except (OperationalError, InterfaceError):
-        # The database failed midway: an all-or-nothing import is one transaction, rolled
-        # back. Logged, and the task says so instead of staying "running" forever.
-        logger.exception("Import %s: the database failed", task_pk)
-        error = (
-            "The database failed midway: the items read before it may be kept; start the "
-            "import again with on_conflict=skip."
-            if task.partial
-            else "The database failed midway: nothing was imported. Start the import again."
-        )
-    finally:
-        os.unlink(path)
-        cache.delete(key)
-    ImportTask.objects.filter(pk=task_pk).update(
-        status=status, report=report, error=error, finished_at=timezone.now()
-    )
+        def succeed_with_the_data(done: ImportReport) -> None:
+            # In the import's own transaction: the task says "succeeded" exactly when its
+            # transcripts are committed, and a task taken from this worker (it was thought
+            # dead) rolls its import back instead of committing it twice.
+            if not background.finish(
+                ImportTask, task_pk, TaskStatus.SUCCEEDED, report=done.to_dict(), error=""
+            ):
+                raise TaskTakenAway(task_pk)
+
+        try:
+            result = import_transcripts(
+                task.upload_path,
+                dataset=task.dataset,
+                author=task.created_by,
+                spec=task.spec or None,
+                on_conflict=task.on_conflict,
+                partial=task.partial,
+                name=task.source_name,
+                progress=record,
+                before_commit=None if task.partial else succeed_with_the_data,
+            )
+            status, report = TaskStatus.SUCCEEDED, result.to_dict()
+        except TaskTakenAway:
+            logger.warning(
+                "Import %s was taken from this worker; its work was rolled back", task_pk
+            )
+            return None
+        except ImportRejected as rejected:
+            report, error = rejected.report.to_dict(), rejected.message
+        except StorageError as refused:
+            error = refused.message
+        except FileNotFoundError:
+            error = "The uploaded file is gone (removed from the upload folder): upload it again."
+        except (OperationalError, InterfaceError):
+            # The database failed midway: an all-or-nothing import is one transaction, rolled
+            # back. Logged, and the task says so instead of staying "running" forever.
+            logger.exception("Import %s: the database failed", task_pk)
+            error = (
+                "The database failed midway: the items read before it may be kept; start the "
+                "import again with on_conflict=skip."
+                if task.partial
+                else "The database failed midway: nothing was imported. Start the import again."
+            )
+    if not (status == TaskStatus.SUCCEEDED and not task.partial):  # recorded at the commit
+        background.finish(ImportTask, task_pk, status, report=report, error=error)
+    remove_upload(task)
     task.refresh_from_db()
     return task
+
+
+class TaskTakenAway(Exception):
+    """The task row is no longer this worker's: another attempt owns it now."""
+
+
+def remove_upload(task: ImportTask) -> None:
+    if task.upload_path:
+        Path(task.upload_path).unlink(missing_ok=True)
 
 
 def _progress_dict(report: ImportReport) -> dict:
@@ -147,7 +152,7 @@ def _progress_dict(report: ImportReport) -> dict:
 
 
 def progress_of(task: ImportTask) -> dict:
-    """What the task has done so far: live while it runs, from its report once it ended.
+    """What the task has done so far: from its heartbeat while it runs, its report once ended.
 
     ``percent`` is None when the size of the input is unknown.
     """
@@ -159,14 +164,10 @@ def progress_of(task: ImportTask) -> dict:
             "bytes_total": task.report.get("bytes_total"),
         }
     else:
-        data = cache.get(_progress_key(task.pk)) or {
-            "items": 0,
-            "counts": {},
-            "bytes_read": 0,
-            "bytes_total": None,
-        }
+        data = {"items": 0, "counts": {}, "bytes_read": 0, "bytes_total": None}
+        data.update(task.progress or {})
     total = data["bytes_total"]
-    if task.status == ImportTaskStatus.SUCCEEDED:
+    if task.status == TaskStatus.SUCCEEDED:
         data["percent"] = 100
     else:
         data["percent"] = min(100, int(100 * data["bytes_read"] / total)) if total else None

@@ -38,6 +38,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import shutil
 import tempfile
 import zipfile
@@ -209,6 +210,7 @@ def import_transcripts(
     name: str | None = None,
     progress: ProgressCallback | None = None,
     batch_size: int = BATCH_SIZE,
+    before_commit: ProgressCallback | None = None,
 ) -> ImportReport:
     """Import every transcript in ``source`` into ``dataset`` and report on each.
 
@@ -217,6 +219,14 @@ def import_transcripts(
     external id of a single file). ``spec`` is used for items that do not name theirs
     (detected otherwise). ``author`` None is the system (a management command); a user must
     be able to edit the dataset. ``progress`` is called with the report after each batch.
+
+    All or nothing, the import reads, parses and checks every item first, outside any
+    transaction (the prepared items are kept on disk past a size, so memory stays flat), and
+    only then writes them all in one transaction: the database's write lock is held for the
+    writing alone, not for the reading. ``progress`` is called outside any transaction in
+    that first phase. ``before_commit`` is called inside that transaction once everything is
+    written, with the report: what it writes commits with the import, and what it raises
+    rolls the import back (a task records its success with the data it describes).
 
     Raises ``ImportRejected`` (all-or-nothing mode, some item unreadable: nothing written)
     and ``NotAllowed``; otherwise returns the report.
@@ -234,20 +244,32 @@ def import_transcripts(
         if partial:
             importer.run(candidates)
         else:
-            with transaction.atomic():
-                importer.run(candidates)
+            with importer.prepare_all(candidates) as prepared:
                 if report.failed:
                     _mark_rolled_back(report)
                     raise ImportRejected(report)
+                _require_items(report, name, source)
+                with transaction.atomic():
+                    importer.write_all(prepared)
+                    if report.failed:  # another import took an id meanwhile
+                        _mark_rolled_back(report)
+                        raise ImportRejected(report)
+                    report.committed = True
+                    if before_commit is not None:
+                        before_commit(report)
+    _require_items(report, name, source)
+    report.committed = True
+    if progress is not None:
+        progress(report)
+    return report
+
+
+def _require_items(report: ImportReport, name: str | None, source) -> None:
     if not report.items:
         # An empty JSONL file or a folder of hidden files: almost always the wrong path.
         raise InvalidContent(
             f"No transcript found in {name or _describe(source)}.", code="no-transcripts"
         )
-    report.committed = True
-    if progress is not None:
-        progress(report)
-    return report
 
 
 def _describe(source) -> str:
@@ -604,6 +626,50 @@ def _member_candidates(
 # --- writing ------------------------------------------------------------------------------
 
 
+class PreparedItems:
+    """The batches an all-or-nothing import has read and checked, waiting to be written.
+
+    Kept in memory up to ``IN_MEMORY_BATCHES`` batches, then spilled to a temporary file
+    (pickled, batch by batch), so that a 1 GB file does not need 1 GB of prepared objects.
+    Items are kept by their place in the report, whose ``ImportItem`` objects the writing
+    phase updates.
+    """
+
+    IN_MEMORY_BATCHES = 20
+
+    def __init__(self, report: ImportReport):
+        self.report = report
+        self.batches: list[list[tuple[int, NewTranscript]]] = []
+        self.spill: IO[bytes] | None = None
+        self.spilled = 0
+
+    def add(self, batch: list[tuple[int, ImportItem, NewTranscript]]) -> None:
+        kept = [(place, new) for place, _, new in batch]
+        if self.spill is None and len(self.batches) < self.IN_MEMORY_BATCHES:
+            self.batches.append(kept)
+            return
+        if self.spill is None:
+            self.spill = tempfile.TemporaryFile(prefix="ocm-import-")  # noqa: SIM115 (closed by __exit__)
+        pickle.dump(kept, self.spill, protocol=pickle.HIGHEST_PROTOCOL)
+        self.spilled += 1
+
+    def __iter__(self):
+        items = self.report.items
+        for kept in self.batches:
+            yield [(items[n], new) for n, new in kept]
+        if self.spill is not None:
+            self.spill.seek(0)
+            for _ in range(self.spilled):
+                yield [(items[n], new) for n, new in pickle.load(self.spill)]
+
+    def __enter__(self) -> PreparedItems:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.spill is not None:
+            self.spill.close()
+
+
 class _Importer:
     def __init__(self, dataset, author, spec, on_conflict, partial, report, progress, batch_size):
         self.dataset = dataset
@@ -621,9 +687,35 @@ class _Importer:
         self.keeps_status = author is None or dataset.can_curate(author)
 
     def run(self, candidates: Iterable[Candidate]) -> None:
-        batch: list[tuple[ImportItem, NewTranscript]] = []
+        """Partial mode: write each batch as soon as it is read (each in its own transaction)."""
+        for batch in self._prepared_batches(candidates):
+            self._write([(item, new) for _, item, new in batch])
+            self._report_progress()
+
+    def prepare_all(self, candidates: Iterable[Candidate]) -> PreparedItems:
+        """All or nothing, first phase: read, parse and check every item; nothing is written.
+
+        Once an item has failed nothing more is kept (it will all be rolled back), but reading
+        goes on so that the report names every bad item.
+        """
+        prepared = PreparedItems(self.report)
+        for batch in self._prepared_batches(candidates):
+            if not self.report.failed:
+                prepared.add(batch)
+            self._report_progress()
+        return prepared
+
+    def write_all(self, prepared: PreparedItems) -> None:
+        """All or nothing, second phase (in the caller's transaction): write every batch."""
+        for batch in prepared:
+            self._write(batch)
+
+    def _prepared_batches(self, candidates: Iterable[Candidate]):
+        """Batches of (place in the report, item, prepared transcript), read and checked."""
+        batch: list[tuple[int, ImportItem, NewTranscript]] = []
         for candidate in candidates:
             item = ImportItem(candidate.location, external_id=candidate.external_id)
+            place = len(self.report.items)
             self.report.items.append(item)
             new = self._prepare(candidate, item)
             rejected = not self.partial and self.report.failed > 0
@@ -631,14 +723,16 @@ class _Importer:
                 if rejected and self.report.failed >= MAX_REPORTED_FAILURES:
                     return
                 continue
-            batch.append((item, new))
+            batch.append((place, item, new))
             if len(batch) >= self.batch_size:
-                self._write(batch)
+                yield batch
                 batch = []
-                if self.progress is not None:
-                    self.progress(self.report)
         if batch and (self.partial or not self.report.failed):
-            self._write(batch)
+            yield batch
+
+    def _report_progress(self) -> None:
+        if self.progress is not None:
+            self.progress(self.report)
 
     def _prepare(self, candidate: Candidate, item: ImportItem) -> NewTranscript | None:
         """Parse and check one item; None (the item marked failed) when it is unreadable."""

@@ -146,8 +146,15 @@ class Dataset(models.Model):
             return None
         if user.is_superuser:
             return Role.CURATOR
+        known = self.__dict__.get("_roles", {})
+        if user.pk in known:
+            return known[user.pk]
         role = self.memberships.filter(user=user).values_list("role", flat=True).first()
         return Role(role) if role else None
+
+    def know_role(self, user, role: str | None) -> None:
+        """Remember ``user``'s role, read along with this dataset: ``role_of`` asks no more."""
+        self.__dict__.setdefault("_roles", {})[user.pk] = Role(role) if role else None
 
     def can_view(self, user) -> bool:
         return self.role_of(user) is not None
@@ -337,26 +344,29 @@ class TranscriptQuerySet(models.QuerySet):
         """
         rows = self.iterator(chunk_size=chunk_size)
         fields = Message.CANONICAL_FIELDS
-        while chunk := list(islice(rows, chunk_size)):
-            messages = defaultdict(list)
-            for transcript_id, *values in (
-                Message.objects.filter(transcript__in=[row.pk for row in chunk])
-                .order_by("transcript_id", "index")
-                .values_list("transcript_id", *fields)
-            ):
-                messages[transcript_id].append(
-                    formats.Message(**dict(zip(fields, values, strict=True)))
-                )
-            for row in chunk:
-                yield (
-                    row,
-                    formats.Transcript(
-                        spec=row.spec,
-                        header=row.header,
-                        messages=messages.pop(row.pk, []),
-                        attrs=row.attrs,
-                    ),
-                )
+        try:
+            while chunk := list(islice(rows, chunk_size)):
+                messages = defaultdict(list)
+                for transcript_id, *values in (
+                    Message.objects.filter(transcript__in=[row.pk for row in chunk])
+                    .order_by("transcript_id", "index")
+                    .values_list("transcript_id", *fields)
+                ):
+                    messages[transcript_id].append(
+                        formats.Message(**dict(zip(fields, values, strict=True)))
+                    )
+                for row in chunk:
+                    yield (
+                        row,
+                        formats.Transcript(
+                            spec=row.spec,
+                            header=row.header,
+                            messages=messages.pop(row.pk, []),
+                            attrs=row.attrs,
+                        ),
+                    )
+        finally:
+            rows.close()  # its server-side cursor, within this transaction
 
     def matching(self, wanted: TranscriptFilter) -> TranscriptQuerySet:
         """The transcripts that pass every condition of ``wanted`` (the dataset page and the
@@ -750,36 +760,60 @@ class Revision(models.Model):
         return formats.Transcript.from_dict(self.snapshot["transcript"])
 
 
-class ImportTaskStatus(models.TextChoices):
+class TaskStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"
     FAILED = "failed", "Failed"
 
 
-class ImportTask(models.Model):
-    """One import started from the UI or the API, run in the background.
+class TrackedTask(models.Model):
+    """What the app knows of one background task, readable from every web worker.
 
-    While it runs, its live progress is in the cache (``editor.import_tasks.progress_of``):
-    an all-or-nothing import is one transaction, whose rows no other connection sees until
-    it ends. The final report is stored here.
+    The task itself runs on django-tasks (``editor.tasks``); this row holds its progress,
+    which a heartbeat thread of the worker running it writes every few seconds, and its
+    outcome. ``editor.background`` recovers the rows whose worker died (queued again, then
+    failed).
+    """
+
+    status = models.CharField(
+        max_length=16, choices=TaskStatus.choices, default=TaskStatus.QUEUED, db_index=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # "host:pid" of the worker process running it, so that a dead one can be told.
+    worker = models.CharField(max_length=128, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    progress = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+
+
+class ImportTask(TrackedTask):
+    """One import started from the UI or the API, run by a task worker.
+
+    The uploaded file waits in ``settings.OCM_UPLOAD_DIR`` (``upload_path``) until the task
+    ends; the final report is stored here.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_tasks")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     source_name = models.CharField(max_length=255)
     spec = models.CharField(max_length=32, choices=SPEC_CHOICES, blank=True)
     on_conflict = models.CharField(max_length=16, default="update")
     partial = models.BooleanField(default=False)
-    status = models.CharField(
-        max_length=16, choices=ImportTaskStatus.choices, default=ImportTaskStatus.QUEUED
-    )
+    upload_path = models.CharField(max_length=1024, blank=True)
     report = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -787,9 +821,64 @@ class ImportTask(models.Model):
     def __str__(self) -> str:
         return f"import of {self.source_name} into {self.dataset}"
 
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (ImportTaskStatus.SUCCEEDED, ImportTaskStatus.FAILED)
+
+class ExportTask(TrackedTask):
+    """An export of a dataset prepared as a file by a task worker, to download when done.
+
+    ``options`` are those of ``editor.exporting.export_dataset`` (spec, format, statuses,
+    audience, with_annotations); the file waits in ``settings.OCM_EXPORT_DIR``.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_tasks")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    options = models.JSONField(default=dict, blank=True)
+    file_name = models.CharField(max_length=255)
+    file_path = models.CharField(max_length=1024, blank=True)
+    size_bytes = models.BigIntegerField(default=0)
+    transcript_count = models.PositiveIntegerField(default=0)
+    # {"loss_count": N, "summary": {field: {"transcripts": n, "example": detail}},
+    #  "losses": [the first MAX_KEPT_LOSSES losses, each naming its transcript]}
+    losses = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"export of {self.dataset} as {self.file_name}"
+
+
+class BulkTask(TrackedTask):
+    """A bulk action on a large selection of a dataset's transcripts, run by a task worker
+    (``editor.bulk``): the same one transaction as a small selection's, outside the request.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="bulk_tasks")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    action = models.CharField(max_length=32)
+    params = models.JSONField(default=dict, blank=True)
+    transcript_ids = models.JSONField(default=list, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.action} on {len(self.transcript_ids)} transcripts of {self.dataset}"
+
+
+class TaskWorker(models.Model):
+    """A task worker process, as last seen: what ``/healthz`` checks the queue by."""
+
+    worker_id = models.CharField(max_length=128, primary_key=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    seen_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.worker_id
 
 
 class ApiTokenQuerySet(models.QuerySet):

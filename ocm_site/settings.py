@@ -53,6 +53,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "ninja",
+    "django_tasks",
+    "django_tasks_db",
     "editor",
     "api",
 ]
@@ -98,8 +100,23 @@ DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DJANGO_CONN_MAX_AGE", "0")),
+        # A kept connection is checked before a request reuses it (the server may have gone).
+        conn_health_checks=True,
     )
 }
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Readers never wait for a writer (WAL); a writer waits up to 20 s for another one instead
+    # of failing at once; a transaction takes the write lock when it begins (IMMEDIATE), so two
+    # transactions never both read and then fail to upgrade. An import holds the lock only
+    # while it writes (editor.importing), and task workers beat on their own connection.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        }
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -142,7 +159,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        # Hashed names (served with far-future cache headers) and gzip/brotli copies.
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if not DEBUG
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
@@ -185,6 +203,8 @@ HTTPS_ONLY = env_bool("DJANGO_HTTPS_ONLY", not DEBUG)
 SESSION_COOKIE_SECURE = HTTPS_ONLY
 CSRF_COOKIE_SECURE = HTTPS_ONLY
 SECURE_SSL_REDIRECT = HTTPS_ONLY
+# Load balancers probe the health check over plain http inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_HSTS_SECONDS = 365 * 24 * 3600 if HTTPS_ONLY else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS_ONLY
 SECURE_HSTS_PRELOAD = HTTPS_ONLY
@@ -202,6 +222,44 @@ LOGGING = {
     "loggers": {"django": {"handlers": [], "level": LOG_LEVEL, "propagate": True}},
 }
 
-# Imports started from the UI run in a background thread and report progress through the
-# cache; false runs them within the request (simpler to debug).
-OCM_IMPORT_IN_BACKGROUND = env_bool("OCM_IMPORT_IN_BACKGROUND", True)
+# --- cache and background tasks (docs/deploy.md) -----------------------------------------
+
+# Redis when REDIS_URL is set (shared by every web and task worker); otherwise the
+# local-memory cache of one process. Nothing that several workers must agree on is kept
+# only in the cache: task progress and results live in the database.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "ocm",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Imports, large exports and bulk re-validation are django-tasks tasks. "database" queues
+# them in the database for `manage.py task_worker` (django-tasks-db's worker plus heartbeats
+# and the recovery of tasks whose worker died); "immediate" runs them within the request
+# that starts them (tests, and a one-process setup with no worker).
+OCM_TASKS = os.environ.get("OCM_TASKS", "database").strip().lower()
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks.backends.immediate.ImmediateBackend"
+        if OCM_TASKS == "immediate"
+        else "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default"],
+    }
+}
+# A running task writes a heartbeat this often; one whose heartbeat is older than
+# OCM_TASK_STALE_AFTER seconds (or whose worker process on this host is gone) is taken to
+# have died with its worker: it is queued again once, then marked failed.
+OCM_TASK_HEARTBEAT_SECONDS = float(os.environ.get("OCM_TASK_HEARTBEAT_SECONDS", "2"))
+OCM_TASK_STALE_AFTER = float(os.environ.get("OCM_TASK_STALE_AFTER", "120"))
+OCM_TASK_MAX_ATTEMPTS = int(os.environ.get("OCM_TASK_MAX_ATTEMPTS", "2"))
+# Uploaded files wait here for their import task: a folder every web and task worker
+# reads (a shared volume when they run on several machines).
+OCM_UPLOAD_DIR = Path(os.environ.get("OCM_UPLOAD_DIR") or BASE_DIR / "var" / "uploads")
+# Exports prepared in the background wait here to be downloaded (shared, like uploads).
+OCM_EXPORT_DIR = Path(os.environ.get("OCM_EXPORT_DIR") or BASE_DIR / "var" / "exports")

@@ -10,6 +10,19 @@ import pytest
 
 from editor.models import Dataset, Membership, Role
 
+IMMEDIATE_TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture(autouse=True)
+def tasks_run_in_the_request(settings, tmp_path_factory):
+    """Background tasks run at once, within the request that starts them (after its commit).
+
+    The tests of the task worker itself switch to the database backend.
+    """
+    settings.TASKS = IMMEDIATE_TASKS
+    settings.OCM_UPLOAD_DIR = tmp_path_factory.getbasetemp() / "uploads"
+    settings.OCM_EXPORT_DIR = tmp_path_factory.getbasetemp() / "exports"
+
 
 @pytest.fixture
 def curator(django_user_model):

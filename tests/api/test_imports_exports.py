@@ -21,11 +21,6 @@ LINES = (
 )
 
 
-@pytest.fixture(autouse=True)
-def imports_in_the_request(settings):
-    settings.OCM_IMPORT_IN_BACKGROUND = False
-
-
 def upload(api, slug, content: str, name="batch.jsonl", **fields):
     return api.client.post(
         f"{PREFIX}/datasets/{slug}/imports",

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 
-import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from editor.import_tasks import progress_of, start_import_task
-from editor.models import ImportTask, ImportTaskStatus, Transcript
+from editor.import_tasks import progress_of
+from editor.models import ImportTask, TaskStatus, Transcript
 
 TWO_LINES = (
     json.dumps({"id": "a", "text": "<|start|>user<|message|>hi<|end|>", "spec": "openchatml-2.2"})
@@ -17,11 +15,6 @@ TWO_LINES = (
     + json.dumps({"id": "b", "messages": [{"role": "user", "content": "hello"}]})
     + "\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def imports_in_the_request(settings):
-    settings.OCM_IMPORT_IN_BACKGROUND = False
 
 
 def upload(content: str, name: str = "batch.jsonl") -> SimpleUploadedFile:
@@ -57,7 +50,7 @@ def test_import_creates_a_task_that_reports_every_item(
     response = post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
     task = ImportTask.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/imports/{task.pk}/"
-    assert task.status == ImportTaskStatus.SUCCEEDED and task.created_by == annotator
+    assert task.status == TaskStatus.SUCCEEDED and task.created_by == annotator
     assert sorted(
         Transcript.objects.filter(dataset=dataset).values_list("external_id", flat=True)
     ) == ["a", "b"]
@@ -74,7 +67,7 @@ def test_all_or_nothing_import_failure_is_reported_and_writes_nothing(
     bad = TWO_LINES + "{not json\n"
     post_import(client, dataset, bad, django_capture_on_commit_callbacks)
     task = ImportTask.objects.get()
-    assert task.status == ImportTaskStatus.FAILED
+    assert task.status == TaskStatus.FAILED
     assert task.error
     assert not Transcript.objects.filter(dataset=dataset).exists()
     page = client.get(f"/imports/{task.pk}/").content.decode()
@@ -89,7 +82,7 @@ def test_partial_import_keeps_the_readable_items(
         client, dataset, TWO_LINES + "{not json\n", django_capture_on_commit_callbacks, partial="on"
     )
     task = ImportTask.objects.get()
-    assert task.status == ImportTaskStatus.SUCCEEDED
+    assert task.status == TaskStatus.SUCCEEDED
     assert task.report["counts"]["created"] == 2 and task.report["counts"]["failed"] == 1
 
 
@@ -116,20 +109,17 @@ def test_htmx_poll_gets_only_the_progress_fragment(client, dataset, annotator):
     assert 'hx-trigger="every 1s"' in html  # still queued: keep polling
 
 
-def test_progress_is_live_from_the_cache_while_running(dataset, annotator):
-    from django.core.cache import cache
-
-    from editor.import_tasks import _progress_key
+def test_progress_is_live_from_the_heartbeat_while_running(dataset, annotator):
+    from django.utils import timezone
 
     task = ImportTask.objects.create(
         dataset=dataset,
         created_by=annotator,
         source_name="x.jsonl",
-        status=ImportTaskStatus.RUNNING,
-    )
-    cache.set(
-        _progress_key(task.pk),
-        {"items": 40, "counts": {"created": 40}, "bytes_read": 250, "bytes_total": 1000},
+        status=TaskStatus.RUNNING,
+        worker="elsewhere:1",
+        heartbeat_at=timezone.now(),
+        progress={"items": 40, "counts": {"created": 40}, "bytes_read": 250, "bytes_total": 1000},
     )
     assert progress_of(task) == {
         "items": 40,
@@ -138,24 +128,6 @@ def test_progress_is_live_from_the_cache_while_running(dataset, annotator):
         "bytes_total": 1000,
         "percent": 25,
     }
-
-
-@pytest.mark.django_db(transaction=True)
-def test_background_import_runs_in_a_thread_and_finishes(dataset, annotator):
-    task = start_import_task(
-        dataset=dataset,
-        author=annotator,
-        upload=upload(TWO_LINES),
-        name="batch.jsonl",
-        background=True,
-    )
-    deadline = time.monotonic() + 30
-    while not task.is_finished and time.monotonic() < deadline:
-        time.sleep(0.05)
-        task.refresh_from_db()
-    assert task.status == ImportTaskStatus.SUCCEEDED, task.error
-    assert progress_of(task)["percent"] == 100
-    assert Transcript.objects.filter(dataset=dataset).count() == 2
 
 
 def test_export_streams_jsonl_in_the_asked_spec(
@@ -214,6 +186,6 @@ def test_without_javascript_an_unfinished_task_page_refreshes_itself(client, dat
     client.force_login(annotator)
     html = client.get(f"/imports/{task.pk}/").content.decode()
     assert '<noscript><meta http-equiv="refresh" content="2"></noscript>' in html
-    task.status = ImportTaskStatus.SUCCEEDED
+    task.status = TaskStatus.SUCCEEDED
     task.save()
     assert "http-equiv" not in client.get(f"/imports/{task.pk}/").content.decode()

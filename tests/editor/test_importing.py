@@ -285,10 +285,47 @@ def test_progress_is_reported_per_batch(dataset):
         dataset=dataset,
         name="x.jsonl",
         batch_size=2,
-        progress=lambda report: seen.append((sum(report.counts.values()), report.bytes_read)),
+        progress=lambda report: seen.append(
+            (len(report.items), sum(report.counts.values()), report.bytes_read)
+        ),
     )
-    assert [done for done, _ in seen] == [2, 4, 5]
-    assert seen[-1][1] == len(jsonl(*(envelope(str(n)) for n in range(5))))
+    # Read and checked batch by batch (nothing written yet), then all written at once.
+    assert [(read, written) for read, written, _ in seen] == [(2, 0), (4, 0), (5, 0), (5, 5)]
+    assert seen[-1][2] == len(jsonl(*(envelope(str(n)) for n in range(5))))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_all_or_nothing_import_reads_everything_before_it_takes_the_write_lock(dataset):
+    """Progress comes from the reading phase, outside any transaction (so that a task's
+    heartbeat, on another connection, is never held back by the import's write lock)."""
+    from django.db import connection
+
+    in_transaction = []
+    import_transcripts(
+        jsonl(*(envelope(str(n)) for n in range(5))),
+        dataset=dataset,
+        name="x.jsonl",
+        batch_size=2,
+        progress=lambda report: in_transaction.append(connection.in_atomic_block),
+        before_commit=lambda report: in_transaction.append(connection.in_atomic_block),
+    )
+    # Three batches read outside any transaction, the write inside one, the last report after.
+    assert in_transaction == [False, False, False, True, False]
+
+
+def test_prepared_items_past_the_memory_budget_are_spilled_to_disk_and_all_written(
+    dataset, monkeypatch
+):
+    from editor.importing import PreparedItems
+
+    monkeypatch.setattr(PreparedItems, "IN_MEMORY_BATCHES", 1)
+    report = import_transcripts(
+        jsonl(*(envelope(str(n)) for n in range(7))), dataset=dataset, name="x.jsonl", batch_size=2
+    )
+    assert report.counts["created"] == 7
+    assert {item.transcript_id for item in report.items} == set(
+        Transcript.objects.values_list("pk", flat=True)
+    )
 
 
 def test_only_editors_may_import(dataset, viewer):

@@ -18,9 +18,9 @@ from django.db import OperationalError
 from editor import storage
 from editor.import_tasks import start_import_task
 from editor.models import (
-    ImportTaskStatus,
     QueueAssignment,
     Revision,
+    TaskStatus,
     Transcript,
 )
 from tests.api.conftest import api_client_for
@@ -142,25 +142,13 @@ def test_a_message_edit_that_fails_after_rewriting_messages_changes_nothing_page
 def test_an_import_that_fails_midway_imports_nothing_and_says_so(
     dataset, annotator, django_capture_on_commit_callbacks, settings
 ):
-    settings.OCM_IMPORT_IN_BACKGROUND = False
     lines = [
         json.dumps({"text": conversation(), "spec": "openchatml-2.2", "title": f"T{n}"})
         for n in range(3)
     ]
     before = Transcript.all_objects.count()
-    made = []
-
-    def mkstemp(*args, **kwargs):
-        fd, path = real_mkstemp(*args, **kwargs)
-        made.append(path)
-        return fd, path
-
-    import tempfile
-
-    real_mkstemp = tempfile.mkstemp
     with (
         mock.patch.object(storage, "_insert_messages", side_effect=DROPPED),
-        mock.patch("editor.import_tasks.tempfile.mkstemp", mkstemp),
         django_capture_on_commit_callbacks(execute=True),
     ):
         task = start_import_task(
@@ -170,11 +158,11 @@ def test_an_import_that_fails_midway_imports_nothing_and_says_so(
             name="three.jsonl",
         )
     task.refresh_from_db()
-    assert task.status == ImportTaskStatus.FAILED  # not left "running" forever
+    assert task.status == TaskStatus.FAILED  # not left "running" forever
     assert "database" in task.error.lower() and "nothing was imported" in task.error
     assert task.finished_at is not None
     assert Transcript.all_objects.count() == before
-    assert made and not os.path.exists(made[0])
+    assert task.upload_path and not os.path.exists(task.upload_path)
 
 
 @pytest.fixture

@@ -1,0 +1,213 @@
+"""Background tasks that outlive their worker: heartbeats, and recovery of the dead ones.
+
+django-tasks runs the tasks (``editor.tasks``); what it does not do is notice that the worker
+running one died (killed, out of memory, a machine restarted): its row would say "running"
+forever. So each running task has a heartbeat, written by a thread of the worker with a
+database connection of its own, and any process that looks at a task (a task worker every
+few seconds, a web worker answering a poll) can tell a dead one:
+
+- its worker process ran on this host and is gone (known at once), or
+- its heartbeat is older than ``settings.OCM_TASK_STALE_AFTER`` seconds (any host).
+
+A dead task is queued again while it has attempts left (``OCM_TASK_MAX_ATTEMPTS``), then
+marked failed. Its transaction died with its connection, so nothing of it was written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .models import TaskStatus, TaskWorker, TrackedTask
+
+logger = logging.getLogger(__name__)
+
+
+class WorkerDied(Exception):
+    """What the queue's own row of a task says when its worker died under it."""
+
+
+def worker_id() -> str:
+    """This process as a task worker: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_is_gone(worker: str) -> bool:
+    """Whether ``worker`` ran on this host and its process no longer exists."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """How to bring back one kind of task: queue it again, or give up on it."""
+
+    model: type[TrackedTask]
+    requeue: Callable[[int], None]
+    give_up: Callable[[TrackedTask], None]
+    # Whether running it again can do harm (a partial import has committed some items).
+    may_retry: Callable[[TrackedTask], bool] = lambda task: True
+
+
+def claim(model: type[TrackedTask], pk: int) -> bool:
+    """Mark a queued task running on this worker; False if it is not queued (any more)."""
+    now = timezone.now()
+    return bool(
+        model.objects.filter(pk=pk, status=TaskStatus.QUEUED).update(
+            status=TaskStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            worker=worker_id(),
+            attempts=F("attempts") + 1,
+            error="",
+        )
+    )
+
+
+def finish(model: type[TrackedTask], pk: int, status: str, **fields) -> bool:
+    """Record the end of a task this worker runs; False if it was taken from it meanwhile."""
+    return bool(
+        model.objects.filter(pk=pk, status=TaskStatus.RUNNING, worker=worker_id()).update(
+            status=status, finished_at=timezone.now(), **fields
+        )
+    )
+
+
+class Heartbeat:
+    """Writes a running task's heartbeat and progress from a thread of its own.
+
+    Its own thread, hence its own database connection: the task's transaction never holds
+    it back, and on PostgreSQL every web worker sees the progress at once. On SQLite a beat
+    that meets the task's write lock is skipped; the next one tries again.
+    """
+
+    def __init__(self, model: type[TrackedTask], pk: int):
+        self.model, self.pk = model, pk
+        self.worker = worker_id()
+        self.progress: dict = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{pk}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.OCM_TASK_HEARTBEAT_SECONDS):
+                self.beat()
+        finally:
+            connections.close_all()
+
+    def beat(self) -> None:
+        try:
+            self.model.objects.filter(
+                pk=self.pk, status=TaskStatus.RUNNING, worker=self.worker
+            ).update(heartbeat_at=timezone.now(), progress=self.progress)
+        except DatabaseError as error:
+            logger.debug("Heartbeat of %s %s skipped: %s", self.model.__name__, self.pk, error)
+
+
+def is_dead(task: TrackedTask, now=None) -> bool:
+    """Whether a running task's worker is gone (see the module's docstring)."""
+    if task.status != TaskStatus.RUNNING:
+        return False
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.OCM_TASK_STALE_AFTER)
+    beat = task.heartbeat_at or task.started_at
+    return _process_is_gone(task.worker) or beat is None or beat < stale_before
+
+
+def recover(task: TrackedTask, recovery: Recovery) -> bool:
+    """Queue a dead task again or mark it failed; False if it is not dead or someone else did."""
+    if not is_dead(task):
+        return False
+    retry = task.attempts < settings.OCM_TASK_MAX_ATTEMPTS and recovery.may_retry(task)
+    was_running = recovery.model.objects.filter(
+        pk=task.pk, status=TaskStatus.RUNNING, worker=task.worker
+    )
+    gone = f"The task worker running it ({task.worker or 'unknown'}) stopped"
+    if retry:
+        with transaction.atomic():
+            taken = was_running.update(
+                status=TaskStatus.QUEUED,
+                worker="",
+                error=f"{gone}; queued again (attempt {task.attempts + 1} of "
+                f"{settings.OCM_TASK_MAX_ATTEMPTS}).",
+            )
+            if taken:
+                transaction.on_commit(lambda: recovery.requeue(task.pk))
+    else:
+        taken = was_running.update(
+            status=TaskStatus.FAILED,
+            finished_at=timezone.now(),
+            error=f"{gone} after {task.attempts} attempt(s); nothing of the last one was kept.",
+        )
+        if taken:
+            task.refresh_from_db()
+            recovery.give_up(task)
+    if taken:
+        _close_queue_rows_of(task.worker)
+        logger.warning(
+            "%s %s: worker %s is gone; %s",
+            recovery.model.__name__,
+            task.pk,
+            task.worker,
+            "queued again" if retry else "failed",
+        )
+    return bool(taken)
+
+
+def _close_queue_rows_of(worker: str) -> None:
+    """django-tasks-db's rows of the dead worker's tasks say failed, not running forever."""
+    from django_tasks_db.models import DBTaskResult
+
+    for row in DBTaskResult.objects.running():
+        if row.worker_ids and row.worker_ids[-1] == worker:
+            row.set_failed(WorkerDied(f"task worker {worker} stopped while running it"))
+
+
+def recover_all(recoveries: list[Recovery]) -> int:
+    """Recover every dead task of every kind; how many were."""
+    count = 0
+    for recovery in recoveries:
+        for task in recovery.model.objects.filter(status=TaskStatus.RUNNING):
+            count += recover(task, recovery)
+    return count
+
+
+def record_worker_seen() -> None:
+    """Say that this task worker is alive (what ``/healthz`` checks the queue by)."""
+    TaskWorker.objects.update_or_create(worker_id=worker_id(), defaults={"seen_at": timezone.now()})
+
+
+def live_workers(within_seconds: float) -> int:
+    """How many task workers were seen in the last ``within_seconds``."""
+    since = timezone.now() - timedelta(seconds=within_seconds)
+    return TaskWorker.objects.filter(seen_at__gte=since).count()
+
+
+def forget_worker() -> None:
+    TaskWorker.objects.filter(worker_id=worker_id()).delete()
