@@ -53,6 +53,13 @@ class DuplicateExternalId(StorageError):
         )
 
 
+class ExportNotReady(StorageError):
+    """A prepared export's file asked for before it exists (running, failed or removed)."""
+
+    code = "export-not-ready"
+    status = 409
+
+
 class ConflictError(StorageError):
     """The transcript changed since ``expected_version`` was read.
 

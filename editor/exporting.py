@@ -180,20 +180,33 @@ class DatasetExport:
         self.count = 0
         self.loss_count = 0
         self.losses: list[dict] = []
+        # What is lost, by field: how many transcripts lose it, and one detail as an example.
+        self.loss_summary: dict[str, dict] = {}
 
     def __iter__(self) -> Iterator[str]:
         rows = self.transcripts.order_by("pk").defer("diagnostics")
         spec = MESSAGES_SPEC if self.format == Format.MESSAGES else self.spec
-        if spec is None and self.audience is None:
-            # Each transcript in its own spec: the stored text, no messages needed (a
-            # transcript whose text is not exact loads its messages itself, rarely).
-            pairs = ((row, row.canonical) for row in rows.iterator(chunk_size=self.chunk_size))
+        # Each transcript in its own spec needs only the stored text, no messages (a
+        # transcript whose text is not exact loads its messages itself, rarely).
+        text_only = spec is None and self.audience is None
+        if text_only:
+            source = rows.iterator(chunk_size=self.chunk_size)
         else:
-            pairs = (
-                (row, lambda canonical=canonical: canonical)
-                for row, canonical in rows.iterator_with_canonical(self.chunk_size)
-            )
-        for row, load_canonical in pairs:
+            source = rows.iterator_with_canonical(self.chunk_size)
+        try:
+            yield from self._lines(source, spec, text_only)
+        finally:
+            # Closed here, inside the transaction that opened it: PostgreSQL's server-side
+            # cursor left to the garbage collector would be closed in a later transaction.
+            source.close()
+
+    def _lines(self, source, spec: str | None, text_only: bool) -> Iterator[str]:
+        for item in source:
+            if text_only:
+                row, load_canonical = item, item.canonical
+            else:
+                row, canonical = item
+                load_canonical = lambda canonical=canonical: canonical  # noqa: E731
             if self.format == Format.MESSAGES:
                 line, exported = _chat_row(load_canonical(), self.audience)
             else:
@@ -231,6 +244,9 @@ class DatasetExport:
 
     def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
         self.loss_count += len(losses)
+        for lost, detail in {loss["field"]: loss["detail"] for loss in losses}.items():
+            kind = self.loss_summary.setdefault(lost, {"transcripts": 0, "example": detail})
+            kind["transcripts"] += 1
         room = MAX_KEPT_LOSSES - len(self.losses)
         if room > 0:
             who = transcript.external_id or transcript.pk

@@ -1,6 +1,6 @@
 from django.urls import path, re_path, register_converter
 
-from . import label_views, message_views, queue_views, source_views, views
+from . import export_views, label_views, message_views, queue_views, source_views, views
 from .models import DATASET_SLUG_PATTERN
 
 
@@ -35,6 +35,17 @@ urlpatterns = [
     path("datasets/<dataset:slug>/import/", views.dataset_import, name="dataset-import"),
     path("datasets/<dataset:slug>/export/", views.dataset_export, name="dataset-export"),
     path("imports/<int:pk>/", views.import_task_detail, name="import-task"),
+    path(
+        "datasets/<dataset:slug>/exports/",
+        export_views.export_task_start,
+        name="export-task-start",
+    ),
+    path("exports/<int:pk>/", export_views.export_task_detail, name="export-task"),
+    path(
+        "exports/<int:pk>/download/",
+        export_views.export_task_download,
+        name="export-task-download",
+    ),
     path("datasets/<dataset:slug>/queues/", queue_views.queue_create, name="queue-create"),
     path("datasets/<dataset:slug>/labels/", label_views.label_schemas, name="label-schemas"),
     path(

@@ -24,6 +24,7 @@ from .import_tasks import progress_of, start_import_task
 from .models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
 from .revisions import diff_revisions, list_revisions, restore_revision
 from .storage import ConflictError, NotAllowed, StorageError
+from .tasks import current
 from .visibility import FULL_CONTENT, export_audience, require_audience
 
 PAGE_SIZE = 50
@@ -115,6 +116,7 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "import_tasks": dataset.import_tasks.select_related("created_by")[:5]
         if dataset.user_can_edit
         else [],
+        "export_tasks": dataset.export_tasks.filter(created_by=request.user)[:5],
         "status_choices": Status.choices,
     }
     context.update(overrides)
@@ -316,6 +318,7 @@ def import_task_detail(request, pk):
         ),
         pk=pk,
     )
+    task = current(task)
     context = {"task": task, "progress": progress_of(task)}
     template = "editor/import_task.html"
     if request.htmx:

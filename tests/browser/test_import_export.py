@@ -59,3 +59,30 @@ def test_import_then_export(curator_page, live_server, tmp_path, screenshot):
     lines = [json.loads(line) for line in download.path().read_text("utf-8").splitlines()]
     assert len(lines) == 30
     assert {line["spec"] for line in lines} == {"openchatml-2.2"}
+
+
+def test_an_export_prepared_in_the_background_shows_its_losses_and_downloads(
+    curator_page, live_server, tmp_path, screenshot
+):
+    page = curator_page
+    source = tmp_path / "batch.jsonl"
+    source.write_text(LINES, encoding="utf-8")
+    page.get_by_test_id("import-form").get_by_label("File").set_input_files(str(source))
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
+
+    page.get_by_role("link", name="Support chats").click()
+    page.get_by_test_id("export-form").get_by_label("Spec").select_option("chatml")
+    page.get_by_test_id("export-in-background").click()
+    expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
+    expect(page.get_by_text("30 of 30 transcripts written")).to_be_visible()
+    expect(page.get_by_test_id("export-loss-summary")).to_contain_text("30 transcripts lose")
+    screenshot("export-finished")
+    with page.expect_download() as download_info:
+        page.get_by_test_id("export-download").click()
+    lines = download_info.value.path().read_text("utf-8").splitlines()
+    assert len(lines) == 30
+    assert {json.loads(line)["spec"] for line in lines} == {"chatml"}
+
+    page.get_by_role("link", name="Support chats").click()
+    expect(page.get_by_test_id("export-tasks").get_by_role("link")).to_have_count(1)

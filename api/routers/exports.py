@@ -1,0 +1,83 @@
+"""Exports prepared as a file in the background: start one, follow it, download the file.
+
+For a dataset too big to stream while you wait (`GET /datasets/{slug}/export` streams).
+"""
+
+from django.http import FileResponse, Http404
+from ninja import Router, Status
+
+from editor.export_tasks import check_may_see, downloadable, start_export_task
+from editor.models import Dataset, ExportTask
+from editor.tasks import current
+
+from ..access import visible_dataset
+from ..errors import errors
+from ..schemas import DatasetExportQuery, ExportTaskOut
+
+router = Router(tags=["exports"])
+
+
+def _visible_export(user, pk: int) -> ExportTask:
+    task = (
+        ExportTask.objects.select_related("dataset")
+        .filter(dataset__in=Dataset.objects.for_user(user), pk=pk)
+        .first()
+    )
+    if task is None:
+        raise Http404(f"No export {pk} among yours.")
+    check_may_see(task, user)
+    return current(task)
+
+
+@router.post(
+    "/datasets/{slug}/exports",
+    response={202: ExportTaskOut, **errors(403, 404, 422)},
+    summary="Prepare an export of the dataset as a file, in the background",
+    description="The same lines as `GET /datasets/{slug}/export`, written to a file by a task "
+    "worker. Poll `GET /exports/{id}`; once `succeeded`, download `GET /exports/{id}/download`. "
+    "`losses` then says what the chosen spec could not carry.",
+)
+def start_export(request, slug: str, options: DatasetExportQuery):
+    dataset = visible_dataset(request.auth, slug)
+    task = start_export_task(
+        dataset,
+        request.auth,
+        spec=options.spec,
+        format=options.format,
+        statuses=options.status,
+        audience=options.audience,
+        with_annotations=options.with_annotations,
+    )
+    return Status(202, task)
+
+
+@router.get(
+    "/exports/{pk}",
+    response={200: ExportTaskOut, **errors(403, 404, 422)},
+    summary="A prepared export: its status, progress and losses",
+)
+def get_export(request, pk: int):
+    return _visible_export(request.auth, pk)
+
+
+@router.get(
+    "/exports/{pk}/download",
+    response=errors(403, 404, 409, 422),
+    summary="Download a prepared export (409 `export-not-ready` until it has succeeded)",
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "One JSON object per line.",
+                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+            }
+        }
+    },
+)
+def download_export(request, pk: int):
+    task = _visible_export(request.auth, pk)
+    return FileResponse(
+        open(downloadable(task), "rb"),
+        as_attachment=True,
+        filename=task.file_name,
+        content_type="application/x-ndjson; charset=utf-8",
+    )
