@@ -6,7 +6,9 @@ from ninja import NinjaAPI
 from .auth import API_AUTH
 from .errors import install_error_handlers
 from .routers import (
+    bulk,
     datasets,
+    exports,
     formats,
     imports,
     labels,
@@ -39,4 +41,6 @@ api.add_router("/", messages.router)
 api.add_router("/", workflow.router)
 api.add_router("/", queues.router)
 api.add_router("/", imports.router)
+api.add_router("/", exports.router)
+api.add_router("/", bulk.router)
 api.add_router("/", labels.router)

@@ -21,7 +21,7 @@ from datetime import timedelta
 from statistics import median
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from . import workflow
@@ -103,6 +103,29 @@ def create_queue(
             batch_size=1000,
         )
     return queue
+
+
+def add_items(queue: ReviewQueue, transcript_ids: Iterable[int], *, author) -> list[int]:
+    """Append transcripts of the queue's dataset to its end; the ids added (those already
+    in the queue are left where they are). Curators only."""
+    if not queue.dataset.can_curate(author):
+        raise NotAllowed("Only a curator of the dataset may add to its queues.")
+    with transaction.atomic():
+        # The queue row is locked so that two additions never take the same positions.
+        ReviewQueue.objects.select_for_update().filter(pk=queue.pk).first()
+        present = set(queue.items.values_list("transcript_id", flat=True))
+        wanted = Transcript.objects.filter(dataset=queue.dataset, pk__in=list(transcript_ids))
+        new = [pk for pk in wanted.order_by("pk").values_list("pk", flat=True) if pk not in present]
+        last = queue.items.aggregate(last=Max("position"))["last"]
+        start = 0 if last is None else last + 1
+        QueueItem.objects.bulk_create(
+            [
+                QueueItem(queue=queue, transcript_id=pk, position=start + n)
+                for n, pk in enumerate(new)
+            ],
+            batch_size=1000,
+        )
+    return new
 
 
 def matching_transcripts(dataset: Dataset, filters: dict):

@@ -24,8 +24,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from editor import formats, queues
+from editor.export_tasks import run_export_task, start_export_task
 from editor.labels import create_label_schema
-from editor.models import ApiToken, Dataset, ImportTask, Membership, Role
+from editor.models import ApiToken, BulkTask, Dataset, ImportTask, Membership, Role
 from editor.storage import create_transcript
 from tests.editor.samples import conversation
 
@@ -87,6 +88,11 @@ def _populate(dataset, curator, annotator, tag):
         transcript, annotator=annotator, schema=schema, question="helpful", value="yes"
     )
     task = ImportTask.objects.create(dataset=dataset, created_by=curator, source_name="x.jsonl")
+    export = start_export_task(dataset, curator, format="jsonl")
+    bulk_task = BulkTask.objects.create(
+        dataset=dataset, created_by=curator, action="revalidate", transcript_ids=[spare.pk]
+    )
+    run_export_task(export.pk)
     return {
         "slug": dataset.slug,
         "transcript": transcript.pk,
@@ -96,6 +102,8 @@ def _populate(dataset, curator, annotator, tag):
         "schema": schema.pk,
         "annotation": annotation.pk,
         "import": task.pk,
+        "export": export.pk,
+        "bulk": bulk_task.pk,
     }
 
 
@@ -187,6 +195,8 @@ PK_OF = {
     "/label-schemas/": "schema",
     "/annotations/": "annotation",
     "/imports/": "import",
+    "/exports/": "export",
+    "/bulk/": "bulk",
 }
 
 
@@ -280,6 +290,23 @@ MATRIX = [
         "200 200 200 200",
     ),
     html("import-task", "GET", "/imports/{import}/", "200 200 200 200"),
+    html(
+        "export-task-start",
+        "POST",
+        "/datasets/{slug}/exports/",
+        "403 302 302 302",
+        {"format": "jsonl"},
+    ),
+    html(
+        "export-task-start",
+        "POST",
+        "/datasets/{slug}/exports/",
+        "302 302 302 302",
+        {"format": "jsonl", "audience": "end_user"},
+    ),
+    # The export of the objects is a full-content one: viewers may not see it.
+    html("export-task", "GET", "/exports/{export}/", "403 200 200 200"),
+    html("export-task-download", "GET", "/exports/{export}/download/", "403 200 200 200"),
     html(
         "queue-create",
         "POST",
@@ -495,6 +522,22 @@ MATRIX = [
     ),
     api("post", "/datasets/{slug}/imports", "403 202 202 202", _upload, multipart=True),
     api("get", "/imports/{pk}", "200 200 200 200"),
+    api("post", "/datasets/{slug}/exports", "403 202 202 202", {"format": "jsonl"}),
+    api(
+        "post",
+        "/datasets/{slug}/exports",
+        "202 202 202 202",
+        {"format": "jsonl", "audience": "end_user"},
+    ),
+    api("get", "/exports/{pk}", "403 200 200 200"),
+    api(
+        "post",
+        "/datasets/{slug}/bulk",
+        "403 200 200 200",
+        lambda o: {"action": "revalidate", "ids": [o["transcript"]]},
+    ),
+    api("get", "/bulk/{pk}", "200 200 200 200"),
+    api("get", "/exports/{pk}/download", "403 200 200 200"),
     api("get", "/transcripts/{pk}", "403 200 200 200"),
     api(
         "put",
@@ -597,8 +640,8 @@ MATRIX = [
     api("delete", "/annotations/{pk}", "403 204 403 403"),
 ]
 
-# Public by design: the login and logout pages.
-PUBLIC_VIEWS = {"login", "logout"}
+# Public by design: the login and logout pages, and the health check (counts, no content).
+PUBLIC_VIEWS = {"login", "logout", "healthz"}
 
 
 def _body(response) -> bytes:
