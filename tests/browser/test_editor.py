@@ -63,11 +63,17 @@ def console_errors(page):
         "console",
         lambda m: (
             errors.append(m.text)
-            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            if m.type == "error" and not m.text.startswith(NOT_ERRORS)
             else None
         ),
     )
     return errors
+
+
+# A live validation still in flight when the message is saved is aborted on purpose
+# (hx-sync); htmx logs every abort, and the afterRequest that comes with it, as an error.
+# A failed request still shows as htmx:sendError or htmx:responseError.
+NOT_ERRORS = ("Failed to load resource", "htmx:sendAbort", "htmx:afterRequest")
 
 
 def stored(transcript) -> Transcript:
