@@ -79,6 +79,13 @@ class BulkResult:
         return text + "."
 
 
+def bulk_transitions(dataset: Dataset) -> list[workflow.Transition]:
+    """The workflow moves the viewing user's role may make on many transcripts at once
+    (``dataset`` annotated with ``with_roles``)."""
+    role = getattr(dataset, "user_role", None)
+    return [t for t in workflow.TRANSITIONS.values() if role in t.roles]
+
+
 # --- selections ---------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 from django.urls import path, re_path, register_converter
 
-from . import export_views, label_views, message_views, queue_views, source_views, views
+from . import bulk_views, export_views, label_views, message_views, queue_views, source_views, views
 from .models import DATASET_SLUG_PATTERN
 
 
@@ -41,6 +41,8 @@ urlpatterns = [
         name="export-task-start",
     ),
     path("exports/<int:pk>/", export_views.export_task_detail, name="export-task"),
+    path("datasets/<dataset:slug>/bulk/", bulk_views.dataset_bulk, name="dataset-bulk"),
+    path("bulk/<int:pk>/", bulk_views.bulk_task_detail, name="bulk-task"),
     path(
         "exports/<int:pk>/download/",
         export_views.export_task_download,

@@ -11,6 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from . import membership, search
+from .bulk import bulk_transitions
 from .exporting import export_dataset
 from .forms import (
     DatasetEditForm,
@@ -77,13 +78,14 @@ def dataset_detail(request, slug):
     context["swap_filters"] = True
     response = render(request, "editor/dataset.html#transcript-table", context)
     # The address pushed to the history: the filter form sends its empty fields too.
-    response["HX-Push-Url"] = _url(request)
+    response["HX-Push-Url"] = _url(request, request.path)
     return response
 
 
 def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
     """Everything the dataset page shows: a page of the filtered transcripts, the members,
     the import, export and edit forms (``overrides`` replace a form to show its errors)."""
+    page_path = reverse("dataset", args=[dataset.slug])
     filters = TranscriptFilterForm(request.GET)
     filters.is_valid()  # invalid fields are shown with their error and ignored
     sort = filters.sort_key()
@@ -104,8 +106,11 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "dataset": dataset,
         "filter_form": filters,
         "page": page,
-        "page_links": _page_links(request, page),
-        "sort_links": _sort_links(request, sort),
+        "page_links": _page_links(request, page_path, page),
+        "sort_links": _sort_links(request, page_path, sort),
+        "bulk_url": _url(request, reverse("dataset-bulk", args=[dataset.slug]), page=None),
+        "bulk_transitions": bulk_transitions(dataset),
+        "bulk_queues": dataset.queues.order_by("name") if dataset.user_can_curate else [],
         "sort": sort,
         "members": membership.members(dataset),
         "member_form": MemberAddForm(),
@@ -123,8 +128,8 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
     return context
 
 
-def _url(request, **changes) -> str:
-    """This page's address, its query string without empty parameters, with ``changes``
+def _url(request, path: str, **changes) -> str:
+    """``path`` with this request's query string, without empty parameters, with ``changes``
     (None removes a parameter)."""
     params = QueryDict(mutable=True)
     for name, values in request.GET.lists():
@@ -134,17 +139,17 @@ def _url(request, **changes) -> str:
         if value is not None:
             params[name] = value
     query = params.urlencode()
-    return f"{request.path}?{query}" if query else request.path
+    return f"{path}?{query}" if query else path
 
 
-def _page_links(request, page) -> dict[str, str]:
+def _page_links(request, path: str, page) -> dict[str, str]:
     links = {}
     if page.has_previous():
-        links["first"] = _url(request, page=None)
-        links["previous"] = _url(request, page=page.previous_page_number())
+        links["first"] = _url(request, path, page=None)
+        links["previous"] = _url(request, path, page=page.previous_page_number())
     if page.has_next():
-        links["next"] = _url(request, page=page.next_page_number())
-        links["last"] = _url(request, page=page.paginator.num_pages)
+        links["next"] = _url(request, path, page=page.next_page_number())
+        links["last"] = _url(request, path, page=page.paginator.num_pages)
     return links
 
 
@@ -152,13 +157,13 @@ def _page_links(request, page) -> dict[str, str]:
 FIRST_SORT = {"title": "title", "messages": "-messages", "errors": "-errors", "updated": "-updated"}
 
 
-def _sort_links(request, current: str) -> dict[str, str]:
+def _sort_links(request, path: str, current: str) -> dict[str, str]:
     links = {}
     for column, first in FIRST_SORT.items():
         wanted = first
         if current == first:
             wanted = first.removeprefix("-") if first.startswith("-") else f"-{first}"
-        links[column] = _url(request, sort=wanted, page=None)
+        links[column] = _url(request, path, sort=wanted, page=None)
     return links
 
 

@@ -21,7 +21,7 @@ from editor.models import (
 from editor.storage import create_transcript
 from tests.editor.samples import conversation
 
-from .conftest import api_client_for, assert_error
+from .conftest import assert_error
 
 pytestmark = pytest.mark.django_db
 

@@ -93,3 +93,50 @@ def test_filter_page_through_and_add_a_member(curator_page, live_server, screens
         )
         == Role.ANNOTATOR
     )
+
+
+def test_select_everything_matching_and_act_on_it(curator_page, live_server, screenshot):
+    page = curator_page
+    rows = page.locator("#transcript-table tr[data-transcript]")
+    count = page.get_by_test_id("bulk-count")
+    apply = page.get_by_test_id("bulk-apply")
+    page.get_by_test_id("filters").get_by_label("Draft").check()
+    expect(page.get_by_test_id("match-count")).to_contain_text("70 transcripts")
+    expect(count).to_have_text("None selected")
+    expect(apply).to_be_disabled()
+
+    rows.nth(0).get_by_test_id("select-row").check()
+    rows.nth(1).get_by_test_id("select-row").check()
+    expect(count).to_have_text("2 selected")
+    expect(page.get_by_test_id("select-page")).to_have_js_property("indeterminate", True)
+    page.get_by_test_id("select-page").check()
+    expect(count).to_have_text("50 selected")
+    page.get_by_test_id("select-all-matching").check()
+    expect(count).to_have_text("All 70 matching selected")
+    expect(rows.nth(0).get_by_test_id("select-row")).to_be_disabled()
+    page.get_by_test_id("bulk-action").select_option("transition:submit")
+    screenshot("bulk-selected")
+    apply.click()
+
+    expect(page.get_by_test_id("bulk-message")).to_contain_text("70 transcripts moved.")
+    expect(page.get_by_test_id("match-count")).to_contain_text("0 transcripts")
+    # The action did not change the address: the back button still goes where it did.
+    expect(page).to_have_url(f"{live_server.url}/datasets/support/?status=draft&sort=-updated")
+    dataset = Dataset.objects.get(slug="support")
+    assert dataset.transcripts.filter(status=Status.DRAFT).count() == 0
+    assert dataset.transcripts.filter(status=Status.IN_REVIEW).count() == 70
+
+    # Ticked rows deleted, then brought back with Undo.
+    page.get_by_test_id("filters").get_by_label("Draft").uncheck()
+    expect(page.get_by_test_id("match-count")).to_contain_text("130 transcripts")
+    rows.nth(0).get_by_test_id("select-row").check()
+    rows.nth(2).get_by_test_id("select-row").check()
+    page.get_by_test_id("bulk-action").select_option("delete")
+    apply.click()
+    expect(page.get_by_test_id("bulk-message")).to_contain_text("2 transcripts deleted.")
+    expect(page.get_by_test_id("match-count")).to_contain_text("128 transcripts")
+    screenshot("bulk-deleted")
+    page.get_by_test_id("bulk-undo").click()
+    expect(page.get_by_test_id("bulk-message")).to_contain_text("2 transcripts brought back.")
+    expect(page.get_by_test_id("match-count")).to_contain_text("130 transcripts")
+    expect(count).to_have_text("None selected")

@@ -308,6 +308,14 @@ MATRIX = [
     html("export-task", "GET", "/exports/{export}/", "403 200 200 200"),
     html("export-task-download", "GET", "/exports/{export}/download/", "403 200 200 200"),
     html(
+        "dataset-bulk",
+        "POST",
+        "/datasets/{slug}/bulk/",
+        "403 302 302 302",
+        lambda o: {"action": "revalidate", "ids": [o["transcript"]]},
+    ),
+    html("bulk-task", "GET", "/bulk/{bulk}/", "200 200 200 200"),
+    html(
         "queue-create",
         "POST",
         "/datasets/{slug}/queues/",

@@ -1,0 +1,58 @@
+// The dataset page's bulk selection: tick rows, the whole page, or every transcript the
+// filters match, and say what is selected. The table is swapped by htmx, so everything here
+// listens on the document. No inline script anywhere: this file is it.
+(function () {
+  "use strict";
+
+  const ROW = "#bulk-form [data-testid='select-row']";
+
+  function describe(form) {
+    const rows = Array.from(form.querySelectorAll(ROW));
+    const allMatching = form.querySelector("[data-testid='select-all-matching']");
+    const count = form.querySelector("[data-testid='bulk-count']");
+    const apply = form.querySelector("[data-testid='bulk-apply']");
+    const page = document.querySelector("[data-testid='select-page']");
+    const ticked = rows.filter((row) => row.checked).length;
+    rows.forEach((row) => {
+      row.disabled = allMatching.checked;
+      row.closest("tr").classList.toggle("selected", allMatching.checked || row.checked);
+    });
+    if (page) {
+      page.disabled = allMatching.checked;
+      page.checked = allMatching.checked || (ticked > 0 && ticked === rows.length);
+      page.indeterminate = !allMatching.checked && ticked > 0 && ticked < rows.length;
+    }
+    const total = Number(form.dataset.total);
+    const selected = allMatching.checked ? total : ticked;
+    if (allMatching.checked) {
+      count.textContent = `All ${total} matching selected`;
+    } else {
+      count.textContent = ticked ? `${ticked} selected` : "None selected";
+    }
+    form.dataset.selected = String(selected);
+    apply.disabled = selected === 0;
+  }
+
+  document.addEventListener("change", (event) => {
+    const form = document.getElementById("bulk-form");
+    if (!form || !event.target.closest) return;
+    if (event.target.matches("[data-testid='select-page']")) {
+      form.querySelectorAll(ROW).forEach((row) => {
+        row.checked = event.target.checked;
+      });
+    }
+    if (event.target.closest("#bulk-form") || event.target.matches("[data-testid='select-page']")) {
+      describe(form);
+    }
+  });
+
+  // A table swapped in (a filter, a page, an action done) starts with nothing selected.
+  document.addEventListener("htmx:afterSettle", () => {
+    const form = document.getElementById("bulk-form");
+    if (form) describe(form);
+  });
+  document.addEventListener("DOMContentLoaded", () => {
+    const form = document.getElementById("bulk-form");
+    if (form) describe(form);
+  });
+})();
