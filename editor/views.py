@@ -98,6 +98,7 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
         .sorted_by(sort)
     )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    queues = list(dataset.queues.all())
     if wanted.text:
         found = search.snippets([t.pk for t in page], wanted.text, wanted.search_hidden)
         for transcript in page:
@@ -110,7 +111,8 @@ def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "sort_links": _sort_links(request, page_path, sort),
         "bulk_url": _url(request, reverse("dataset-bulk", args=[dataset.slug]), page=None),
         "bulk_transitions": bulk_transitions(dataset),
-        "bulk_queues": dataset.queues.order_by("name") if dataset.user_can_curate else [],
+        "bulk_queues": queues if dataset.user_can_curate else [],
+        "queues": queues,
         "sort": sort,
         "members": membership.members(dataset),
         "member_form": MemberAddForm(),

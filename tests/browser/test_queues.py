@@ -25,6 +25,12 @@ from tests.editor.samples import conversation
 PASSWORD = "a-long-test-password"
 
 
+def leave_the_field(page) -> None:
+    """Take the focus off the field typed in, so that keys reach the page's shortcuts. (A
+    click on the body's corner did, until a scrolled page put a link under that corner.)"""
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+
+
 @pytest.fixture
 def queue(transactional_db):
     dataset = Dataset.objects.create(name="Support", slug="support")
@@ -92,7 +98,7 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(progress).to_have_text("0 / 3 done by you")
 
     # Keyboard only: move to a message, edit it, save, submit the item; skip the next.
-    page.locator("body").click(position={"x": 5, "y": 5})
+    leave_the_field(page)
     page.keyboard.press("j")
     page.keyboard.press("j")
     page.keyboard.press("e")
@@ -103,11 +109,11 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(page.locator("article#message-1 .body")).to_contain_text("A kinder answer.")
     settled(page)
     # A required question: Ctrl+Enter is refused until it is answered (key 1).
-    page.locator("body").click(position={"x": 5, "y": 5})
+    leave_the_field(page)
     page.keyboard.press("Control+Enter")
     expect(page.locator("#queue-workspace")).to_contain_text("Answer the required question first")
     settled(page)
-    page.locator("body").click(position={"x": 5, "y": 5})
+    leave_the_field(page)
     page.keyboard.press("1")
     expect(page.locator('fieldset[data-question="kind"] .answer-status')).to_have_text("saved")
     # Tag a word of the last answer: select it, press the tag's key.
@@ -117,7 +123,7 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(page.locator("article#message-3 .spans li")).to_have_count(1)
     screenshot("working")
     settled(page)
-    page.locator("body").click(position={"x": 5, "y": 5})
+    leave_the_field(page)
     page.keyboard.press("Control+Enter")
     expect(progress).to_have_text("1 / 3 done by you")
     settled(page)
