@@ -27,7 +27,9 @@ PASSWORD = "a-long-test-password"
 
 def leave_the_field(page) -> None:
     """Take the focus off the field typed in, so that keys reach the page's shortcuts. (A
-    click on the body's corner did, until a scrolled page put a link under that corner.)"""
+    click on the body's corner did, until a scrolled page put a link under that corner.) htmx
+    must have taken over what it swapped in first, or a shortcut follows a plain link."""
+    settled(page)
     page.evaluate("document.activeElement && document.activeElement.blur()")
 
 
