@@ -423,7 +423,9 @@ class RevisionOut(Schema):
 
 
 class RevisionDetailOut(RevisionOut):
-    snapshot: dict = Field(description="{title, metadata, source_text, transcript}.")
+    snapshot: dict = Field(
+        alias="full_snapshot", description="{title, metadata, source_text, transcript}."
+    )
 
 
 class RestoreIn(Schema):

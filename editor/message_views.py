@@ -310,7 +310,7 @@ def _conflict(request, transcript, index, conflict: ConflictError, changes: dict
     the version I edited with theirs), my draft, and what else they changed."""
     base = transcript.revisions.filter(number=conflict.expected_version).first()
     theirs = conflict.current
-    their_index, other_changes = _their_index(base.snapshot if base else None, theirs, index)
+    their_index, other_changes = _their_index(base.full_snapshot if base else None, theirs, index)
     their_messages = theirs["transcript"]["messages"]
     their_message = their_messages[their_index] if their_index is not None else None
     mine = {**(their_message or {}), **{k: v for k, v in changes.items() if v is not None}}

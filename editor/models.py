@@ -40,6 +40,7 @@ from django.db.models import (
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
+from django.utils.functional import cached_property
 
 from editor import formats
 from editor.formats.render.visibility import visibility as end_user_visibility
@@ -756,8 +757,22 @@ class Revision(models.Model):
     def __str__(self) -> str:
         return f"{self.transcript} r{self.number}"
 
+    @cached_property
+    def full_snapshot(self) -> dict:
+        """``{title, metadata, source_text, transcript}``: the state this revision saved.
+
+        A revision whose source text parsed to exactly its transcript stores the text and
+        its spec only (``storage._compact``); the transcript is that text parsed again.
+        """
+        if "transcript" in self.snapshot:
+            return self.snapshot
+        stored = dict(self.snapshot)
+        spec = stored.pop("spec")
+        parsed = formats.parse(stored["source_text"], spec).transcript
+        return {**stored, "transcript": parsed.to_dict()}
+
     def canonical(self) -> formats.Transcript:
-        return formats.Transcript.from_dict(self.snapshot["transcript"])
+        return formats.Transcript.from_dict(self.full_snapshot["transcript"])
 
 
 class TaskStatus(models.TextChoices):

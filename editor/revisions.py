@@ -73,8 +73,8 @@ class TranscriptDiff:
 def diff_revisions(old: Revision, new: Revision) -> TranscriptDiff:
     """What changed from revision ``old`` to revision ``new`` (either order, any two)."""
     return diff_snapshots(
-        old.snapshot,
-        new.snapshot,
+        old.full_snapshot,
+        new.full_snapshot,
         old_label=f"revision {old.number}",
         new_label=f"revision {new.number}",
     )
@@ -188,7 +188,7 @@ def restore_revision(
     text is restored byte for byte; otherwise the canonical transcript is restored and the
     text regenerated (keeping the current bytes of unchanged messages).
     """
-    snapshot = revision.snapshot
+    snapshot = revision.full_snapshot
     canonical = formats.Transcript.from_dict(snapshot["transcript"])
     text = snapshot["source_text"]
     text_is_exact = formats.parse(text, canonical.spec).transcript == canonical

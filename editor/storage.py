@@ -413,13 +413,30 @@ def snapshot(transcript: Transcript) -> dict:
     }
 
 
+def _stored_snapshot(transcript: Transcript) -> dict:
+    """``snapshot`` as a revision stores it: see ``Revision.full_snapshot``."""
+    if transcript.source_is_exact:
+        return _compact(
+            transcript.title, transcript.metadata, transcript.source_text, transcript.spec
+        )
+    return snapshot(transcript)
+
+
 def _content_snapshot(content: TranscriptContent, *, title: str, metadata: dict) -> dict:
+    if content.source_is_exact:
+        return _compact(title, metadata, content.source_text, content.spec)
     return {
         "title": title,
         "metadata": metadata,
         "source_text": content.source_text,
         "transcript": content.canonical.to_dict(),
     }
+
+
+def _compact(title: str, metadata: dict, source_text: str, spec: str) -> dict:
+    # The source text parses to exactly the canonical transcript: storing that too would
+    # keep every message twice in every revision (most of a database's size).
+    return {"title": title, "metadata": metadata, "source_text": source_text, "spec": spec}
 
 
 # --- creating -----------------------------------------------------------------------------
@@ -832,7 +849,7 @@ def _write(
         kind=kind,
         author=author,
         note=note,
-        snapshot=snapshot(current)
+        snapshot=_stored_snapshot(current)
         if content is None
         else _content_snapshot(content, title=title, metadata=metadata),
     )

@@ -218,7 +218,7 @@ def test_two_people_edit_the_same_message_and_nothing_is_lost(browser, live_serv
     saved = stored(weather)
     assert saved.version == 3
     assert saved.canonical().messages[2].content == "Bob's question"
-    ann_revision = saved.revisions.get(number=2).snapshot["transcript"]["messages"][2]
+    ann_revision = saved.revisions.get(number=2).full_snapshot["transcript"]["messages"][2]
     assert ann_revision["content"] == "Ann's question"
 
 

@@ -221,7 +221,7 @@ def test_stale_save_shows_the_conflict_view_with_both_versions(client, weather, 
     saved = stored(weather)
     assert saved.version == 3
     assert saved.canonical().messages[2].content == "My question"
-    assert saved.revisions.get(number=2).snapshot["transcript"]["messages"][2]["content"] == (
+    assert saved.revisions.get(number=2).full_snapshot["transcript"]["messages"][2]["content"] == (
         "Their question"
     )  # theirs is kept in the history
 

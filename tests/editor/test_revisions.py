@@ -98,7 +98,7 @@ def test_restore_writes_a_new_revision_byte_for_byte(history, curator):
     assert restored.version == 4
     assert restored.source_text == conversation()
     assert restored.title == "Chat"
-    assert restored.canonical().to_dict() == first.snapshot["transcript"]
+    assert restored.canonical().to_dict() == first.full_snapshot["transcript"]
     latest = restored.revisions.get(number=4)
     assert (latest.kind, latest.note) == (RevisionKind.RESTORE, "restored revision 1")
     assert not diff_revisions(first, latest).has_changes
@@ -133,7 +133,9 @@ def test_restore_of_a_state_the_text_could_not_say(dataset, curator):
     restored = restore_revision(lossy.revisions.get(number=2), expected_version=3, author=curator)
 
     assert restored.canonical().messages[1].channel == "final"
-    assert restored.canonical().to_dict() == lossy.revisions.get(number=2).snapshot["transcript"]
+    assert (
+        restored.canonical().to_dict() == lossy.revisions.get(number=2).full_snapshot["transcript"]
+    )
 
 
 def test_a_conflict_can_be_shown_as_a_diff(dataset, curator, annotator):
@@ -153,3 +155,39 @@ def test_a_conflict_can_be_shown_as_a_diff(dataset, curator, annotator):
         new_label="yours",
     )
     assert [(f.old, f.new) for f in diff.messages[0].fields] == [("Theirs", "Mine")]
+
+
+def test_a_revision_whose_text_is_exact_stores_the_text_only(history):
+    """The footprint rule: the canonical transcript is not kept twice when the source text
+    says exactly the same; it is parsed again when the revision is read."""
+    for revision in history.revisions.all():
+        assert "transcript" not in revision.snapshot
+        assert revision.snapshot["spec"] == history.spec
+        full = revision.full_snapshot
+        assert set(full) == {"title", "metadata", "source_text", "transcript"}
+        assert revision.canonical().to_dict() == full["transcript"]
+    assert history.revisions.get(number=3).canonical() == history.canonical()
+
+
+def test_a_revision_whose_text_is_not_exact_keeps_its_transcript(dataset, curator):
+    transcript = create_transcript(
+        dataset, text=conversation("chatml"), spec="chatml", author=curator
+    )
+    messages = transcript.canonical().messages
+    messages[1].channel = "final"
+    lossy = save_transcript(transcript, expected_version=1, author=curator, messages=messages)
+    stored = lossy.revisions.get(number=2).snapshot
+    assert stored["transcript"]["messages"][1]["channel"] == "final"
+    assert "spec" not in stored
+
+
+def test_revisions_stored_in_full_before_the_compact_form_still_read_and_restore(history, curator):
+    first = history.revisions.get(number=1)
+    full = dict(first.full_snapshot)
+    type(first).objects.filter(pk=first.pk).update(snapshot=full)  # as older versions wrote
+    first = history.revisions.get(number=1)
+    assert first.full_snapshot == full
+    restored = restore_revision(first, expected_version=3, author=curator)
+    assert restored.canonical().to_dict() == full["transcript"]
+    diff = diff_revisions(first, history.revisions.get(number=3))
+    assert [m.status for m in diff.messages if m.status != "unchanged"]

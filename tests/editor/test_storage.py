@@ -53,7 +53,7 @@ def test_create_stores_every_field_and_the_exact_text(dataset, curator, spec):
     assert stored.canonical().to_dict() == parsed.to_dict()
     assert stored.version == 1
     assert [r.number for r in stored.revisions.all()] == [1]
-    assert stored.revisions.get().snapshot["transcript"] == parsed.to_dict()
+    assert stored.revisions.get().full_snapshot["transcript"] == parsed.to_dict()
 
 
 def test_spec_is_detected_when_not_given(dataset, curator):
