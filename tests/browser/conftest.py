@@ -62,4 +62,7 @@ def settled(page) -> None:
     plain form, a link navigates)."""
     page.wait_for_function(
         "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling')"
+        # htmx marks each element it has taken over with its internal data.
+        " && Array.from(document.querySelectorAll('[hx-get], [hx-post]'))"
+        "      .every((element) => element['htmx-internal-data'])"
     )
