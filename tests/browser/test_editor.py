@@ -89,6 +89,7 @@ def test_edit_and_save_a_message(page, live_server, weather, screenshot, console
     log_in(page, live_server)
     open_annotator(page, live_server, weather)
     page.locator('#message-7 [data-action="edit"]').click()
+    settled(page)  # the edit form is htmx's before anything is typed
     content = page.locator('#message-7 textarea[name="content"]')
     expect(content).to_be_focused()
     content.fill("It is 20 °C and sunny in Tokyo.")
@@ -108,6 +109,7 @@ def test_live_validation_keeps_the_typed_text_and_the_caret(
     log_in(page, live_server)
     open_annotator(page, live_server, weather)
     page.locator('#message-5 [data-action="edit"]').click()
+    settled(page)  # the edit form is htmx's before anything is typed
     content = page.locator('#message-5 textarea[name="content"]')
     content.fill("")
     content.type('{"location": "Tok')
@@ -199,6 +201,7 @@ def test_two_people_edit_the_same_message_and_nothing_is_lost(browser, live_serv
         log_in(pages[name], live_server, name)
         open_annotator(pages[name], live_server, weather)
         pages[name].locator('#message-2 [data-action="edit"]').click()
+        settled(pages[name])  # the edit form is htmx's before anything is typed
     pages["ann"].locator('#message-2 textarea[name="content"]').fill("Ann's question")
     pages["bob"].locator('#message-2 textarea[name="content"]').fill("Bob's question")
     pages["ann"].locator('#message-2 [data-action="save"]').click()
@@ -281,6 +284,7 @@ def test_a_2000_message_transcript_scrolls_to_its_last_message(
         page.wait_for_timeout(50)
     expect(last).to_contain_text("Message number 1999")
     last.locator('[data-action="edit"]').click()
+    settled(page)  # the edit form is htmx's before anything is typed
     page.locator('#message-1999 textarea[name="content"]').fill("The very last one")
     page.keyboard.press("Control+Enter")
     expect(page.locator("article#message-1999 .body")).to_have_text("The very last one")
@@ -322,6 +326,7 @@ def test_hostile_markup_is_inert_in_every_editor_view(page, live_server, team, c
         page.mouse.move(400, 500)
     page.goto(base + "?audience=annotator")
     page.locator('#message-2 [data-action="edit"]').click()
+    settled(page)  # the edit form is htmx's before anything is typed
     page.locator('#message-2 textarea[name="content"]').type(" <script>alert('typed')</script>")
     expect(page.locator("#message-2-badge")).not_to_be_empty()
     page.locator('#message-2 [data-action="save"]').click()
