@@ -14,7 +14,7 @@ from . import bulk
 from .errors import NotAllowed, StorageError
 from .models import BulkTask, Dataset, TaskStatus
 from .tasks import current
-from .views import _dataset_context, _visible_dataset
+from .views import dataset_context, visible_dataset
 
 
 def _parse_action(value: str) -> tuple[str, dict]:
@@ -40,7 +40,7 @@ def _selection(request) -> dict | None:
 
 @require_POST
 def dataset_bulk(request, slug):
-    dataset = _visible_dataset(request, slug)
+    dataset = visible_dataset(request, slug)
     if not dataset.user_can_edit:
         raise PermissionDenied("Your role may not act on transcripts in bulk.")
     action, params = _parse_action(request.POST.get("action", ""))
@@ -71,7 +71,7 @@ def dataset_bulk(request, slug):
         (messages.error if status != 200 else messages.success)(request, text)
         query = request.GET.urlencode()
         return redirect(reverse("dataset", args=[slug]) + (f"?{query}" if query else ""))
-    context = _dataset_context(request, dataset, **outcome)
+    context = dataset_context(request, dataset, **outcome)
     return render(request, "editor/dataset.html#transcript-table", context, status=status)
 
 

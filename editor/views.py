@@ -31,7 +31,7 @@ from .visibility import FULL_CONTENT, export_audience, require_audience
 PAGE_SIZE = 50
 
 
-def _visible_dataset(request, slug: str) -> Dataset:
+def visible_dataset(request, slug: str) -> Dataset:
     datasets = Dataset.objects.for_user(request.user).with_roles(request.user)
     return get_object_or_404(datasets, slug=slug)
 
@@ -71,8 +71,8 @@ def dataset_create(request):
 @require_GET
 @vary_on_headers("HX-Request")
 def dataset_detail(request, slug):
-    dataset = _visible_dataset(request, slug)
-    context = _dataset_context(request, dataset)
+    dataset = visible_dataset(request, slug)
+    context = dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
         return render(request, "editor/dataset.html", context)
     context["swap_filters"] = True
@@ -82,7 +82,7 @@ def dataset_detail(request, slug):
     return response
 
 
-def _dataset_context(request, dataset: Dataset, **overrides) -> dict:
+def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     """Everything the dataset page shows: a page of the filtered transcripts, the members,
     the import, export and edit forms (``overrides`` replace a form to show its errors)."""
     page_path = reverse("dataset", args=[dataset.slug])
@@ -171,13 +171,13 @@ def _sort_links(request, path: str, current: str) -> dict[str, str]:
 
 @require_POST
 def dataset_edit(request, slug):
-    dataset = _visible_dataset(request, slug)
+    dataset = visible_dataset(request, slug)
     if not dataset.user_can_curate:
         raise PermissionDenied("Only a curator may edit this dataset.")
     # A copy for the form: invalid input must not change the dataset the page shows.
     form = DatasetEditForm(request.POST, instance=Dataset.objects.get(pk=dataset.pk))
     if not form.is_valid():
-        context = _dataset_context(request, dataset, edit_form=form, edit_open=True)
+        context = dataset_context(request, dataset, edit_form=form, edit_open=True)
         return render(request, "editor/dataset.html", context, status=400)
     membership.update_dataset(dataset, author=request.user, **form.cleaned_data)
     messages.success(request, "Dataset saved.")
@@ -205,7 +205,7 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
 
 def _change_members(request, slug, change, refused_form=None):
     """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section."""
-    dataset = _visible_dataset(request, slug)
+    dataset = visible_dataset(request, slug)
     try:
         change(dataset)
     except NotAllowed as refused:
@@ -270,12 +270,12 @@ def _default_export_audience(dataset: Dataset) -> str:
 
 @require_POST
 def dataset_import(request, slug):
-    dataset = _visible_dataset(request, slug)
+    dataset = visible_dataset(request, slug)
     if not dataset.user_can_edit:
         raise PermissionDenied("You may not import into this dataset.")
     form = ImportForm(request.POST, request.FILES)
     if not form.is_valid():
-        context = _dataset_context(request, dataset, import_form=form)
+        context = dataset_context(request, dataset, import_form=form)
         return render(request, "editor/dataset.html", context, status=400)
     upload = form.cleaned_data["file"]
     task = start_import_task(
@@ -292,16 +292,16 @@ def dataset_import(request, slug):
 
 @require_GET
 def dataset_export(request, slug):
-    dataset = _visible_dataset(request, slug)
+    dataset = visible_dataset(request, slug)
     form = ExportForm(request.GET)
     if not form.is_valid():
-        context = _dataset_context(request, dataset, export_form=form)
+        context = dataset_context(request, dataset, export_form=form)
         return render(request, "editor/dataset.html", context, status=400)
     options = form.cleaned_data
     try:
         export_audience(dataset, request.user, options["audience"] or None)
     except NotAllowed as refused:
-        context = _dataset_context(request, dataset, export_form=form, export_refusal=refused)
+        context = dataset_context(request, dataset, export_form=form, export_refusal=refused)
         return render(request, "editor/dataset.html", context, status=403)
     lines = export_dataset(
         dataset,
