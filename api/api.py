@@ -5,6 +5,7 @@ from ninja import NinjaAPI
 
 from .auth import API_AUTH
 from .errors import install_error_handlers
+from .parser import BoundedJSONParser
 from .routers import (
     bulk,
     datasets,
@@ -28,6 +29,7 @@ api = NinjaAPI(
     "default 50) and `offset` and answer `{items, count}`.",
     auth=API_AUTH,
     urls_namespace="api",
+    parser=BoundedJSONParser(),
     # Swagger UI's stylesheet draws its icons as data: images; only this page may show them
     # (the site-wide policy has img-src 'self'). Its scripts are static files: no inline code.
     docs_decorator=csp_update({"img-src": ["data:"]}),

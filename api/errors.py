@@ -71,10 +71,6 @@ def install_error_handlers(api: NinjaAPI) -> None:
             api, request, 422, "invalid-request", "The request is not valid.", exc.errors
         )
 
-    @api.exception_handler(RequestDataTooBig)
-    def on_request_too_big(request, exc: RequestDataTooBig):
-        return error_response(api, request, 413, "body-too-large", str(exc))
-
     @api.exception_handler(AuthenticationError)
     def on_authentication_error(request, exc: AuthenticationError):
         message = str(exc) if isinstance(exc, InvalidToken) else "Log in or send a bearer token."

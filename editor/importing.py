@@ -48,12 +48,12 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from itertools import chain
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from django.db import IntegrityError, transaction
 
+from editor import formats
 from editor.models import Dataset, RevisionKind, Status, Transcript
 from editor.storage import (
     BATCH_SIZE,
@@ -72,6 +72,20 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 ZIP_MAGIC = b"PK\x03\x04"
 # One transcript is read whole; anything bigger than this is not one transcript.
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
+# A JSONL line is one transcript too. A longer line is skipped piece by piece, never held whole.
+MAX_LINE_BYTES = MAX_TRANSCRIPT_BYTES
+# A zip is refused before anything is read from it when its members would inflate to more
+# than this in all, or when it has more members than a dataset has transcripts; one member is
+# refused unread when it inflates more than MAX_COMPRESSION_RATIO times (text deflates 3 to
+# 20 times; a zip bomb 1000 times), unless it is small enough not to matter.
+MAX_ARCHIVE_BYTES = 4 * 1024**3
+MAX_ARCHIVE_MEMBERS = 200_000
+MAX_COMPRESSION_RATIO = 200
+RATIO_FREE_BYTES = 1024 * 1024
+# A batch is written, and its prepared transcripts let go, after this many characters of source
+# text even when it has fewer than ``batch_size`` items: a few huge items must not all be
+# held at once.
+BATCH_BYTES = 32 * 1024 * 1024
 # In all-or-nothing mode reading goes on after a failure (nothing more is written) so that
 # the report names every bad item, up to this many.
 MAX_REPORTED_FAILURES = 1000
@@ -112,6 +126,7 @@ class ImportItem:
     action: str = ""
     message: str = ""
     transcript_id: int | None = None
+    code: str = ""  # why a failed item failed, for programs: "invalid-json", "line-too-long"…
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +137,7 @@ class ImportItem:
             "warning_count": self.warning_count,
             "action": self.action,
             "message": self.message,
+            "code": self.code,
             "transcript_id": self.transcript_id,
         }
 
@@ -303,7 +319,26 @@ class Candidate:
     status: str = ""  # the envelope's review state, applied to new transcripts by curators
     empty_body: bool = False  # an envelope whose text is blank or whose document is [] / {}
     error: str = ""  # why the item could not even be read
+    error_code: str = ""
     fallback_title: str = ""  # a file's name, used when nothing better names the item
+
+
+def _unreadable(location: str, code: str, message: str) -> Candidate:
+    return Candidate(location, error=message, error_code=code)
+
+
+def _too_large(location: str) -> Candidate:
+    return _unreadable(
+        location, "too-large", f"larger than {_amount(MAX_TRANSCRIPT_BYTES)}; not one transcript"
+    )
+
+
+def _amount(size: int) -> str:
+    """``64 MB``, ``64 KB``: a limit as people read it."""
+    for unit, scale in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
 
 
 @contextmanager
@@ -350,14 +385,14 @@ def _candidates(source, kind: Kind, name: str | None, report: ImportReport, open
                 f"Not a readable zip archive: {error}.", code="bad-archive"
             ) from None
         return _read_zip(archive, name, report)
-    first = stream.readline()
+    first = stream.readline(MAX_LINE_BYTES + 1)
     is_jsonl = kind == Kind.JSONL or (
         kind == Kind.AUTO
         and (name.lower().endswith(JSONL_SUFFIXES) or _looks_like_jsonl(first, stream))
         and not _is_message_line(first)
     )
     if is_jsonl:
-        return _read_jsonl(chain([first], stream), name or "<stdin>", report)
+        return _read_jsonl(_bounded_lines(stream, first), name or "<stdin>", report)
     rest = stream.read(MAX_TRANSCRIPT_BYTES + 1 - len(first))
     return iter(_file_candidates(first + rest, name, report, external_id=name))
 
@@ -389,7 +424,7 @@ def _looks_like_jsonl(first_line: bytes, stream: IO[bytes]) -> bool:
     A pretty-printed JSON document fails the first test, a text transcript both.
     """
     try:
-        value = json.loads(first_line)
+        value = formats.load_json(first_line.decode("utf-8"))
     except ValueError:
         return False
     if not isinstance(value, dict):
@@ -401,7 +436,7 @@ def _is_message_line(line: bytes) -> bool:
     """A JSON line that is one *message* (``{"role": …}``), not a transcript or an envelope:
     the file is an openchatml-json transcript written as JSON Lines, one message a line."""
     try:
-        value = json.loads(line)
+        value = formats.load_json(line.decode("utf-8"))
     except ValueError:
         return False
     return (
@@ -418,21 +453,53 @@ def _rest_is_not_blank(stream: IO[bytes]) -> bool:
     return bool(rest.strip())
 
 
-def _read_jsonl(lines: Iterable[bytes], name: str, report: ImportReport) -> Iterator[Candidate]:
+def _bounded_lines(stream: IO[bytes], first: bytes = b"") -> Iterator[bytes | int]:
+    """The lines of ``stream`` after ``first`` (its first line, already read with the same
+    bound), none read with more than ``MAX_LINE_BYTES`` in memory: a line longer than that
+    is skipped piece by piece and given as its length instead."""
+    line = first or stream.readline(MAX_LINE_BYTES + 1)
+    while line:
+        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
+            yield line
+        else:
+            skipped = len(line)
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(MAX_LINE_BYTES + 1)
+                skipped += len(line)
+            yield skipped
+        line = stream.readline(MAX_LINE_BYTES + 1)
+
+
+def _read_jsonl(
+    lines: Iterable[bytes | int], name: str, report: ImportReport
+) -> Iterator[Candidate]:
+    """One candidate per non-blank line; a line that is not UTF-8, not JSON (nested deeper
+    than ``formats.MAX_JSON_DEPTH`` included) or longer than ``MAX_LINE_BYTES`` is a failed
+    item of its own, and reading goes on."""
     for number, raw in enumerate(lines, start=1):
+        location = f"{name}:{number}"
+        if isinstance(raw, int):
+            report.bytes_read += raw
+            yield _unreadable(
+                location,
+                "line-too-long",
+                f"line {number} is longer than {_amount(MAX_LINE_BYTES)}; not one transcript",
+            )
+            continue
         report.bytes_read += len(raw)
         if not raw.strip():
             continue
-        location = f"{name}:{number}"
         try:
             line = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
-            yield Candidate(location, error=f"line {number} is not UTF-8 text (byte {error.start})")
+            yield _unreadable(
+                location, "not-utf8", f"line {number} is not UTF-8 text (byte {error.start})"
+            )
             continue
         try:
-            value = json.loads(line)
+            value = formats.load_json(line)
         except ValueError as error:
-            yield Candidate(location, error=f"line {number} is not valid JSON: {error}")
+            yield _unreadable(location, "invalid-json", f"line {number} is not valid JSON: {error}")
             continue
         yield _candidate_from_json(value, line, location)
 
@@ -440,14 +507,16 @@ def _read_jsonl(lines: Iterable[bytes], name: str, report: ImportReport) -> Iter
 def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
     """An envelope ``{"text"|"document", …}`` or a bare JSON-spec document."""
     if not isinstance(value, dict):
-        return Candidate(location, error="expected a JSON object (a transcript or an envelope)")
+        return _unreadable(
+            location, "invalid-envelope", "expected a JSON object (a transcript or an envelope)"
+        )
     if "text" not in value and "document" not in value:
         return Candidate(location, text=text, external_id=_id_of(value.get("id")))
     if "text" in value and "document" in value:
-        return Candidate(location, error='give "text" or "document", not both')
+        return _unreadable(location, "invalid-envelope", 'give "text" or "document", not both')
     if "text" in value:
         if not isinstance(value["text"], str):
-            return Candidate(location, error='"text" must be a string')
+            return _unreadable(location, "invalid-envelope", '"text" must be a string')
         body = value["text"]
         empty_body = not body.strip()
     else:
@@ -456,17 +525,19 @@ def _candidate_from_json(value: Any, text: str, location: str) -> Candidate:
     spec, title, metadata = value.get("spec"), value.get("title", ""), value.get("metadata")
     metadata = {} if metadata is None else metadata
     if spec is not None and not isinstance(spec, str):
-        return Candidate(location, error='"spec" must be a string')
+        return _unreadable(location, "invalid-envelope", '"spec" must be a string')
     if not isinstance(title, str):
-        return Candidate(location, error='"title" must be a string')
+        return _unreadable(location, "invalid-envelope", '"title" must be a string')
     if not isinstance(metadata, dict):
-        return Candidate(location, error='"metadata" must be an object')
+        return _unreadable(location, "invalid-envelope", '"metadata" must be an object')
     if value.get("id") is not None and not _id_of(value["id"]):
-        return Candidate(location, error='"id" must be a string or an integer')
+        return _unreadable(location, "invalid-envelope", '"id" must be a string or an integer')
     status = value.get("status") or ""
     if status and status not in Status.values:
-        return Candidate(
-            location, error=f'"status" must be one of {", ".join(Status.values)} (got {status!r})'
+        return _unreadable(
+            location,
+            "invalid-envelope",
+            f'"status" must be one of {", ".join(Status.values)} (got {status!r})',
         )
     return Candidate(
         location,
@@ -497,19 +568,14 @@ def _file_candidates(
     report.bytes_read += len(data)
     fallback_title = PurePosixPath(location).stem if external_id else ""
     if len(data) > MAX_TRANSCRIPT_BYTES:
-        return [
-            Candidate(
-                location,
-                error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript",
-            )
-        ]
+        return [_too_large(location)]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return [Candidate(location, error=f"not UTF-8 text (byte {error.start})")]
+        return [_unreadable(location, "not-utf8", f"not UTF-8 text (byte {error.start})")]
     text = text.removeprefix("\ufeff")  # a byte order mark is an encoding artefact, not content
     if not text.strip():
-        return [Candidate(location, error="the file is empty")]
+        return [_unreadable(location, "empty-file", "the file is empty")]
     if text.lstrip().startswith("["):
         items = _dataset_items(text)
         if items is not None:
@@ -519,7 +585,7 @@ def _file_candidates(
             ]
     if text.lstrip().startswith("{"):
         try:
-            value = json.loads(text)
+            value = formats.load_json(text)
         except ValueError:
             value = None  # not JSON after all: a text spec, or a JSON spec with errors
         if isinstance(value, dict) and ("text" in value or "document" in value):
@@ -536,7 +602,7 @@ def _dataset_items(text: str) -> list[dict] | None:
     """The transcripts of a JSON array whose every item is one (it has a transcript key and
     is not itself a message); None for anything else, e.g. a thread of messages."""
     try:
-        value = json.loads(text)
+        value = formats.load_json(text)
     except ValueError:
         return None
     if not isinstance(value, list) or not value:
@@ -556,22 +622,69 @@ def _members(names: Iterable[str]) -> list[str]:
         for name in names
         if not name.endswith("/")
         and not name.startswith("__MACOSX/")
-        and not any(part.startswith(".") for part in PurePosixPath(name).parts)
+        and not any(_is_hidden(part) for part in PurePosixPath(name).parts)
     )
 
 
+def _is_hidden(part: str) -> bool:
+    return part.startswith(".") and part != ".."  # ``..`` is refused, not passed over
+
+
 def _read_zip(archive: zipfile.ZipFile, name: str, report: ImportReport) -> Iterator[Candidate]:
+    """Every member's candidates, in name order. What the central directory says is checked
+    before anything is inflated (``zipfile`` never inflates a member past the size it
+    declares, so a lie there only shortens the member): the total and the member count
+    against the archive limits, each member's name and compression ratio."""
     infos = {info.filename: info for info in archive.infolist()}
     members = _members(infos)
+    _check_archive_size(infos[m] for m in members)
     report.bytes_total = sum(infos[m].file_size for m in members)
     for member in members:
+        location = f"{name}:{member}" if name else member
+        refusal = _refusal(infos[member], location)
+        if refusal is not None:
+            report.bytes_read += infos[member].file_size
+            yield refusal
+            continue
         yield from _member_candidates(
             lambda member=member: archive.open(member),
             member,
-            f"{name}:{member}" if name else member,
+            location,
             infos[member].file_size,
             report,
         )
+
+
+def _check_archive_size(infos: Iterable[zipfile.ZipInfo]) -> None:
+    count = total = 0
+    for info in infos:
+        count += 1
+        total += info.file_size
+    if count > MAX_ARCHIVE_MEMBERS or total > MAX_ARCHIVE_BYTES:
+        raise InvalidContent(
+            f"This archive holds {count} files of {_amount(total)} in all; at most "
+            f"{MAX_ARCHIVE_MEMBERS} files and {_amount(MAX_ARCHIVE_BYTES)} are imported at "
+            "once. Split it.",
+            code="archive-too-large",
+        )
+
+
+def _refusal(info: zipfile.ZipInfo, location: str) -> Candidate | None:
+    """Why a member is not even opened: a name that would leave a folder it were extracted
+    to (absolute, a drive, ``..``), or a compression ratio only a zip bomb has."""
+    parts = info.filename.replace("\\", "/").split("/")
+    if info.filename.startswith(("/", "\\")) or ":" in parts[0] or ".." in parts:
+        return _unreadable(
+            location, "unsafe-name", "a name that points outside the archive; not imported"
+        )
+    ratio = info.file_size / max(info.compress_size, 1)
+    if info.file_size > RATIO_FREE_BYTES and ratio > MAX_COMPRESSION_RATIO:
+        return _unreadable(
+            location,
+            "suspicious-compression",
+            f"inflates {ratio:.0f} times (at most {MAX_COMPRESSION_RATIO}): a zip bomb, not text",
+        )
+    return None
 
 
 def _read_folder(folder: Path, report: ImportReport) -> Iterator[Candidate]:
@@ -605,20 +718,18 @@ def _member_candidates(
     transcript it holds; a member that cannot be read is a failed item, not a crash."""
     try:
         with open_member(**open_options) as stream:
-            first = stream.readline() if member.lower().endswith(JSONL_SUFFIXES) else b""
+            is_jsonl = member.lower().endswith(JSONL_SUFFIXES)
+            first = stream.readline(MAX_LINE_BYTES + 1) if is_jsonl else b""
             if first and not _is_message_line(first):
-                yield from _read_jsonl(chain([first], stream), location, report)
+                yield from _read_jsonl(_bounded_lines(stream, first), location, report)
                 return
             if size > MAX_TRANSCRIPT_BYTES:
                 report.bytes_read += size
-                yield Candidate(
-                    location,
-                    error=f"larger than {MAX_TRANSCRIPT_BYTES >> 20} MB; not one transcript",
-                )
+                yield _too_large(location)
                 return
             data = first + stream.read()
     except READ_ERRORS as error:
-        yield Candidate(location, error=f"cannot read this file: {error}")
+        yield _unreadable(location, "unreadable-file", f"cannot read this file: {error}")
         return
     yield from _file_candidates(data, location, report, external_id=member)
 
@@ -713,6 +824,7 @@ class _Importer:
     def _prepared_batches(self, candidates: Iterable[Candidate]):
         """Batches of (place in the report, item, prepared transcript), read and checked."""
         batch: list[tuple[int, ImportItem, NewTranscript]] = []
+        batch_bytes = 0
         for candidate in candidates:
             item = ImportItem(candidate.location, external_id=candidate.external_id)
             place = len(self.report.items)
@@ -724,9 +836,11 @@ class _Importer:
                     return
                 continue
             batch.append((place, item, new))
-            if len(batch) >= self.batch_size:
+            batch_bytes += len(candidate.text)
+            if len(batch) >= self.batch_size or batch_bytes >= BATCH_BYTES:
                 yield batch
                 batch = []
+                batch_bytes = 0
         if batch and (self.partial or not self.report.failed):
             yield batch
 
@@ -737,12 +851,14 @@ class _Importer:
     def _prepare(self, candidate: Candidate, item: ImportItem) -> NewTranscript | None:
         """Parse and check one item; None (the item marked failed) when it is unreadable."""
         if candidate.error:
-            return self._fail(item, candidate.error)
+            return self._fail(item, candidate.error, candidate.error_code)
         if candidate.external_id:
             first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
             if first_seen != candidate.location:
                 return self._fail(
-                    item, f"id {candidate.external_id!r} already used at {first_seen}"
+                    item,
+                    f"id {candidate.external_id!r} already used at {first_seen}",
+                    "duplicate-external-id",
                 )
         try:
             content = TranscriptContent.from_text(candidate.text, candidate.spec or self.spec)
@@ -752,7 +868,9 @@ class _Importer:
             # An envelope that names its spec and has an empty body is an empty transcript:
             # what an export writes for one, or for one whose every message the spec drops.
             if content.is_unreadable() and not (candidate.spec and candidate.empty_body):
-                return self._fail(item, f"no message could be read: {content.first_error()}")
+                return self._fail(
+                    item, f"no message could be read: {content.first_error()}", "no-messages"
+                )
             new = NewTranscript(
                 content,
                 title=candidate.title or _default_title(content, candidate.fallback_title),
@@ -764,11 +882,12 @@ class _Importer:
                 content, title=new.title, metadata=new.metadata, external_id=new.external_id
             )
         except StorageError as error:
-            return self._fail(item, error.message)
+            return self._fail(item, error.message, error.code)
         return new
 
-    def _fail(self, item: ImportItem, message: str) -> None:
+    def _fail(self, item: ImportItem, message: str, code: str) -> None:
         self.report.record(item, Action.FAILED, message)
+        item.code = code
 
     def _write(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
         ids = [new.external_id for _, new in batch if new.external_id]
@@ -803,7 +922,9 @@ class _Importer:
             # Only a concurrent import of the same ids can get here (ids were looked up).
             for item, _ in batch:
                 self._fail(
-                    item, "another import created a transcript with this id meanwhile; retry"
+                    item,
+                    "another import created a transcript with this id meanwhile; retry",
+                    "duplicate-external-id",
                 )
             return
         for (item, _), transcript in zip(batch, created, strict=True):
@@ -813,7 +934,11 @@ class _Importer:
     def _update(self, item: ImportItem, new: NewTranscript, current: Transcript) -> None:
         item.transcript_id = current.pk
         if current.is_deleted:
-            self._fail(item, "a deleted transcript has this id; undelete it or give another id")
+            self._fail(
+                item,
+                "a deleted transcript has this id; undelete it or give another id",
+                "duplicate-external-id",
+            )
             return
         if (
             new.content.same_as(current)
@@ -838,7 +963,7 @@ class _Importer:
                 kind=RevisionKind.IMPORT,
             )
         except StorageError as error:
-            self._fail(item, error.message)
+            self._fail(item, error.message, error.code)
             return
         self.report.record(item, Action.UPDATED)
 

@@ -378,9 +378,15 @@ def check_note(note: str) -> None:
 
 
 def _check_strings(value: Any, where: str) -> None:
-    stack = [value]
+    """No NUL, no lone surrogate, and no deeper nesting than the JSON readers accept (a value
+    stored deeper could be written but never read back)."""
+    stack = [(value, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()  # depth: how many objects and arrays hold ``item``
+        if isinstance(item, (dict, list)) and depth >= formats.MAX_JSON_DEPTH:
+            raise InvalidContent(
+                f"{where} is nested deeper than {formats.MAX_JSON_DEPTH} levels.", code="too-deep"
+            )
         if isinstance(item, str):
             if "\x00" in item:
                 raise InvalidContent(f"{where} contains a NUL character.", code="unstorable-text")
@@ -394,10 +400,10 @@ def _check_strings(value: Any, where: str) -> None:
                     code="unstorable-text",
                 ) from None
         elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+            stack.extend((key, depth) for key in item)
+            stack.extend((child, depth + 1) for child in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend((child, depth + 1) for child in item)
 
 
 # --- snapshots ------------------------------------------------------------------------------

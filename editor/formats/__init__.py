@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 # Imported before ``detect`` is defined: importing the submodule binds the package attribute
 # ``detect`` to the module, and the function below must win.
+from .codecs.json_depth import MAX_DEPTH as MAX_JSON_DEPTH
+from .codecs.json_depth import loads as load_json
 from .detect import detect as _detect
 from .diagnostics import CODES, Diagnostic, Diagnostics, ParseError, first_error, has_errors
 from .model import CALL, END, RETURN, Message, Transcript
@@ -23,6 +25,7 @@ __all__ = [
     "CALL",
     "CODES",
     "END",
+    "MAX_JSON_DEPTH",
     "RETURN",
     "SPEC_IDS",
     "TEXT_SPECS",
@@ -34,6 +37,7 @@ __all__ = [
     "UnknownSpec",
     "detect",
     "has_errors",
+    "load_json",
     "parse",
     "serialize",
 ]

@@ -147,3 +147,48 @@ def test_an_unstorable_external_id_is_422_before_it_is_looked_up(as_curator, dat
     )
     assert_error(response, 422, "unstorable-text")
     assert not Transcript.all_objects.exists()
+
+
+def nested(levels: int) -> dict:
+    value: dict = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "levels, code",
+    [(129, "too-deep"), (900, "invalid-request"), (100_000, "invalid-request")],
+    ids=["past-the-core", "python-reads-it", "recursion"],
+)
+def test_metadata_nested_too_deep_to_read_back_is_422_on_create_and_save(
+    as_curator, dataset, edited, levels, code
+):
+    # Python's json reads 900 levels; a transcript holding them could never be saved again.
+    deep = '{"a": ' * (levels - 1) + "{}" + "}" * (levels - 1)
+    create = '{"text": "Hello", "spec": "chatml", "metadata": ' + deep + "}"
+    save = '{"expected_version": 2, "metadata": ' + deep + "}"
+    for path, body in [
+        (f"datasets/{dataset.slug}/transcripts", create),
+        (f"transcripts/{edited.pk}", save),
+    ]:
+        method = as_curator.client.post if "datasets" in path else as_curator.client.put
+        response = method(
+            f"/api/v1/{path}", body, content_type="application/json", headers=as_curator.headers
+        )
+        error = assert_error(response, 422, code)
+        assert "nested deeper than" in json.dumps(error)
+    assert_unchanged(edited)
+    assert Transcript.all_objects.count() == 1
+
+
+def test_metadata_at_the_depth_limit_is_kept(as_curator, dataset):
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/transcripts",
+        {"text": "Hello", "spec": "chatml", "metadata": nested(128)},
+    )
+    assert response.status_code == 201, response.content
+    stored = Transcript.objects.get()
+    assert stored.metadata == nested(128)
+    response = as_curator.put(f"/transcripts/{stored.pk}", {"expected_version": 1, "title": "T"})
+    assert response.status_code == 200, response.content

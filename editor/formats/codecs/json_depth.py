@@ -33,36 +33,36 @@ STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 STRICT = json.JSONDecoder()
 
 
-def excess_nesting(text: str) -> int | None:
-    """The offset of the first bracket that opens level ``MAX_DEPTH + 1``, or None.
+def excess_nesting(text: str, limit: int = MAX_DEPTH) -> int | None:
+    """The offset of the first bracket that opens level ``limit + 1``, or None.
 
     Linear, and nearly free for ordinary JSON: a text with few brackets cannot nest deeply,
     and the others are reduced to their brackets by one regular expression before the
     running depth is summed in C; only a text that does go too deep is walked in Python.
     """
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    if text.count("[") + text.count("{") <= limit:
         return None
     brackets = NOT_A_BRACKET.sub("", text)
-    if max(accumulate(map(STEP.__getitem__, brackets)), default=0) <= MAX_DEPTH:
+    if max(accumulate(map(STEP.__getitem__, brackets)), default=0) <= limit:
         return None
     depth = 0
     for match in STRING_OR_BRACKET.finditer(text):
         char = text[match.start()]
         if char in OPENERS:
             depth += 1
-            if depth > MAX_DEPTH:
+            if depth > limit:
                 return match.start()
         elif char in CLOSERS:
             depth -= 1
     return None  # unreachable: the sum above found the same depth
 
 
-def loads(text: str, decoder: json.JSONDecoder = STRICT):
-    """``json.loads`` that refuses nesting deeper than ``MAX_DEPTH``; every refusal is a
+def loads(text: str, decoder: json.JSONDecoder = STRICT, *, limit: int = MAX_DEPTH):
+    """``json.loads`` that refuses nesting deeper than ``limit``; every refusal is a
     JSONDecodeError."""
-    offset = excess_nesting(text)
+    offset = excess_nesting(text, limit)
     if offset is not None:
-        raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, offset)
+        raise json.JSONDecodeError(f"nested deeper than {limit} levels", text, offset)
     try:
         return decoder.decode(text)
     except ValueError as err:
