@@ -18,7 +18,8 @@ def visible_dataset(user, slug: str, *, with_counts: bool = False) -> Dataset:
     datasets = Dataset.objects.for_user(user).with_roles(user)
     if with_counts:
         datasets = datasets.with_transcript_counts()
-    dataset = datasets.filter(slug=slug).first()
+    # No slug has a NUL, and PostgreSQL refuses one in a query.
+    dataset = None if "\x00" in slug else datasets.filter(slug=slug).first()
     if dataset is None:
         raise Http404(f"No dataset {slug!r} among yours.")
     return dataset

@@ -5,7 +5,7 @@ OpenAPI schema lists their values and anything else is a 422 naming the field.
 """
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
 
@@ -28,6 +28,12 @@ from editor.models import (
     sort_choices,
 )
 from editor.workflow import TRANSITIONS
+
+# Numbers sent to the API end up in integer columns (PostgreSQL's are 32 bits) or in lookups
+# on them: a larger one can only be a wrong one, and would reach the database driver as an
+# OverflowError or a DataError (a 500). Refused by the schema instead (found by fuzzing).
+INT32_MAX = 2**31 - 1
+Int32 = Annotated[int, Field(ge=-INT32_MAX - 1, le=INT32_MAX)]
 
 SpecId = Literal[tuple(formats.SPEC_IDS)]
 StatusName = Literal[tuple(Status.values)]
@@ -150,7 +156,7 @@ class TranscriptCreateIn(Schema):
 class TranscriptUpdateIn(Schema):
     """At most one of `text`, `messages`, `canonical`; `title`/`metadata` replace theirs."""
 
-    expected_version: int = Field(description="The version you edited (409 when stale).")
+    expected_version: Int32 = Field(description="The version you edited (409 when stale).")
     text: str | None = None
     spec: SpecId | None = Field(None, description="The spec of `text`; the transcript's own.")
     messages: list[dict] | None = None
@@ -232,7 +238,7 @@ Terminator = Literal[tuple(TERMINATORS)]
 class VersionedIn(Schema):
     """Every write names the version it was made from (or sends it as `If-Match`)."""
 
-    version: int | None = Field(
+    version: Int32 | None = Field(
         None, description='The version you edited; or send `If-Match: "<version>"`.'
     )
     note: str = Field("", description="Kept with the revision this write makes.")
@@ -259,7 +265,7 @@ class MessagePatchIn(VersionedIn, MessageFieldsIn):
 
 
 class MessageInsertIn(VersionedIn):
-    after: int | None = Field(
+    after: Int32 | None = Field(
         None, ge=0, description="Insert after this index; null or absent: at the start."
     )
     message: MessageFieldsIn | None = Field(
@@ -268,7 +274,7 @@ class MessageInsertIn(VersionedIn):
 
 
 class MessageMoveIn(VersionedIn):
-    to: int = Field(ge=0, description="The index the message ends up at.")
+    to: Int32 = Field(ge=0, description="The index the message ends up at.")
 
 
 class FixIn(VersionedIn):
@@ -291,7 +297,7 @@ class SourceIn(VersionedIn):
 class DraftIn(Schema):
     """A message draft (`index` and its changed `fields`) or a whole draft `text`."""
 
-    index: int | None = Field(None, ge=0, description="The message the draft replaces.")
+    index: Int32 | None = Field(None, ge=0, description="The message the draft replaces.")
     fields: MessageFieldsIn | None = Field(None, description="Its changed fields.")
     text: str | None = Field(None, description="A whole draft source text.")
     spec: SpecId | None = Field(None, description="The spec of `text`; the transcript's own.")
@@ -348,7 +354,7 @@ class QueueIn(Schema):
     name: str
     instructions: str = ""
     overlap: int = Field(1, ge=1, le=20, description="Distinct annotators per item.")
-    reservation_minutes: int = Field(30, ge=1, description="How long a claim is held.")
+    reservation_minutes: Int32 = Field(30, ge=1, description="How long a claim is held.")
     assignees: list[str] = Field([], description="Usernames; empty: every editor.")
     filters: QueueFilterIn = Field(
         default_factory=QueueFilterIn, description="Which transcripts become items."
@@ -429,13 +435,13 @@ class RevisionDetailOut(RevisionOut):
 
 
 class RestoreIn(Schema):
-    expected_version: int
+    expected_version: Int32
     note: str = ""
 
 
 class DiffQuery(Schema):
-    from_: int = Field(alias="from", description="A revision number.")
-    to: int = Field(description="A revision number.")
+    from_: Int32 = Field(alias="from", description="A revision number.")
+    to: Int32 = Field(description="A revision number.")
 
 
 # --- imports and exports --------------------------------------------------------------------
@@ -551,7 +557,7 @@ class LabelSchemaIn(Schema):
 
 
 class LabelSchemaVersionIn(Schema):
-    expected_version: int | None = Field(
+    expected_version: Int32 | None = Field(
         None, description="The version you edited (409 when the schema moved on since)."
     )
     instructions: str = ""
@@ -584,31 +590,31 @@ class ArchiveIn(Schema):
 
 
 class AnnotationIn(Schema):
-    label_schema: int = Field(
+    label_schema: Int32 = Field(
         description="The schema's id: the answer is given under its current version."
     )
     question: str = Field(description="The question's key.")
     value: Any = Field(description="An option's value, a list of them, 1..scale, text, a tag.")
-    message_index: int | None = Field(
+    message_index: Int32 | None = Field(
         None, ge=0, description="For questions about messages (and spans)."
     )
-    start: int | None = Field(None, ge=0, description="Span: offset in the logical text.")
-    end: int | None = Field(None, ge=0, description="Span: end offset (exclusive).")
+    start: Int32 | None = Field(None, ge=0, description="Span: offset in the logical text.")
+    end: Int32 | None = Field(None, ge=0, description="Span: end offset (exclusive).")
 
 
 class AnnotationUpdateIn(Schema):
     value: Any
-    start: int | None = Field(None, ge=0, description="Span: new offsets anchor it again.")
-    end: int | None = Field(None, ge=0)
+    start: Int32 | None = Field(None, ge=0, description="Span: new offsets anchor it again.")
+    end: Int32 | None = Field(None, ge=0)
 
 
 class AnnotationFilters(Schema):
-    label_schema: int | None = None
+    label_schema: Int32 | None = None
     question: str | None = None
     annotator: str | None = Field(None, description="A username.")
     state: AnnotationStateName | None = None
     anchor_state: AnchorStateName | None = None
-    message_index: int | None = None
+    message_index: Int32 | None = None
 
 
 class AnnotationOut(Schema):

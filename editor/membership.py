@@ -18,6 +18,9 @@ from django.db import IntegrityError, transaction
 from editor.models import Dataset, Membership, MembershipAction, MembershipChange, Role
 from editor.storage import NotAllowed, StorageError
 
+# No username has one, and PostgreSQL refuses it in a query.
+NUL = "\x00"
+
 
 class InvalidDataset(StorageError):
     code = "invalid-dataset"
@@ -126,7 +129,8 @@ def members(dataset: Dataset):
 
 def add_member(dataset: Dataset, *, author, username: str, role: str = Role.VIEWER) -> Membership:
     _require_curator(dataset, author, "Only a curator may add members.")
-    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    users = get_user_model().objects.filter(username=username, is_active=True)
+    user = None if NUL in username else users.first()
     if user is None:
         raise UnknownUser(f"There is no active user {username!r}.")
     try:
@@ -174,12 +178,8 @@ def _add(dataset: Dataset, *, author, user, role: Role) -> Membership:
 
 
 def _membership(dataset: Dataset, username: str) -> Membership:
-    membership = (
-        dataset.memberships.select_for_update()
-        .select_related("user")
-        .filter(user__username=username)
-        .first()
-    )
+    rows = dataset.memberships.select_for_update().select_related("user")
+    membership = None if NUL in username else rows.filter(user__username=username).first()
     if membership is None:
         raise NotAMember(f"{username} is not a member of this dataset.")
     return membership

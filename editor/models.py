@@ -372,6 +372,10 @@ class TranscriptQuerySet(models.QuerySet):
     def matching(self, wanted: TranscriptFilter) -> TranscriptQuerySet:
         """The transcripts that pass every condition of ``wanted`` (the dataset page and the
         API list both filter here)."""
+        names = (wanted.code, wanted.updated_by, wanted.label and str(wanted.label[0]))
+        if any(name and "\x00" in name for name in names):
+            # No code, user or question has a NUL, and PostgreSQL refuses one in a query.
+            return self.none()
         rows = self.with_status(*wanted.statuses)
         if wanted.spec:
             rows = rows.filter(spec=wanted.spec)

@@ -12,13 +12,14 @@ from editor.tasks import current
 
 from ..access import visible_dataset
 from ..errors import errors
+from ..schemas import Int32
 
 router = Router(tags=["datasets"])
 
 
 class BulkIn(Schema):
     action: Literal["transition", "delete", "undelete", "revalidate", "add_to_queue", "export"]
-    ids: list[int] | None = Field(None, description="The transcripts to act on…")
+    ids: list[Int32] | None = Field(None, description="The transcripts to act on…")
     filter: dict[str, str | list[str]] | None = Field(
         None,
         description="…or every transcript matching the dataset page's filters "

@@ -21,6 +21,7 @@ from editor.formats.convert import convert, harmony_prompt, map_transcript
 from editor.formats.model import Message, Transcript
 from editor.formats.validate import validate
 from editor.formats.validate.context import is_reply
+from tests.budget import examples
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "convert"
 CASES = sorted(CORPUS.glob("*.json"))
@@ -118,7 +119,7 @@ def _normal(message: Message, spec: str) -> dict:
 
 
 @pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}->{b}" for a, b in PAIRS])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(source=turns())
 def test_round_trip_keeps_what_b_can_represent(a, b, source):
     original, _ = map_transcript(source, a)

@@ -14,6 +14,7 @@ from editor.formats.codecs import openchatml2
 from editor.formats.codecs.chatml import CHATML
 from editor.formats.codecs.openchatml2 import HARMONY, OCM20, OCM22, parse_document
 from editor.formats.diagnostics import Diagnostics
+from tests.budget import examples
 
 ATTRIBUTES = [" to=functions.f", " call_id=1", " name=x", " intent=preamble", " content_type=md"]
 ODD = ["", " ", "<", "|>", "<|", "=", " to=", " x=1", " =y", "<|unknown|>", "<<|end|>", "\n"]
@@ -61,7 +62,7 @@ def _parse(text: str, dialect) -> tuple:
 
 
 @pytest.mark.parametrize("dialect", [OCM20, OCM22, HARMONY, CHATML], ids=lambda d: d.spec)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=documents())
 def test_fast_path_gives_what_the_token_walk_gives(dialect, text):
     fast = _parse(text, dialect)

@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 
 from editor import formats
 from editor.formats.model import CALL, END, RETURN, Message, Transcript
+from tests.budget import examples
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 JSON_SPECS = ["mms", "openai-messages", "sharegpt", "chatml-json", "openchatml-json"]
 ALL_MINE = [*JSON_SPECS, "openchatml-0.1", "mms-tokens"]
 

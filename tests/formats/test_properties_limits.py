@@ -18,8 +18,9 @@ from editor.formats.codecs.json_depth import MAX_DEPTH
 from editor.formats.convert import convert
 from editor.formats.render import AUDIENCES, render
 from editor.formats.validate import validate
+from tests.budget import examples
 
-LIMITS = settings(max_examples=40, deadline=None)
+LIMITS = settings(max_examples=examples(40), deadline=None)
 
 CALL_HEAD = "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>"
 # Where a deeply nested JSON value lands, one template per reader; {} is the value.
@@ -93,7 +94,7 @@ def test_any_nesting_depth_gives_diagnostics_not_an_exception(site, depth, kind,
     every_reader_answers(NESTING_SITES[site].format(nested(depth, kind, closed)))
 
 
-@settings(LIMITS, max_examples=10)  # the TypeScript reader stops recursing at 64 levels
+@settings(LIMITS, max_examples=examples(10))  # the TypeScript reader stops recursing at 64 levels
 @given(st.integers(60, 70) | st.integers(1_000, 5_000))
 def test_deep_typescript_signatures_never_raise(depth):
     every_reader_answers(TYPESCRIPT_TOOL.format("{ a: " * depth + "string" + " }" * depth))

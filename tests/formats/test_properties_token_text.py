@@ -10,9 +10,12 @@ from editor.formats.codecs.openchatml2 import DIALECTS, OCM22
 from editor.formats.codecs.scanner import escape
 from editor.formats.model import CALL, END, RETURN, Message, Transcript
 from editor.formats.stream import iter_messages
+from tests.budget import examples
 
 SPECS = ("chatml", "openchatml-2.0", "openchatml-2.2", "harmony")
-FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 names = st.from_regex(r"[a-z][a-z0-9_.:-]{0,12}", fullmatch=True)
 values = st.from_regex(r"[A-Za-z0-9_.:/-]{1,12}", fullmatch=True)

@@ -1,0 +1,203 @@
+"""Hostile transcripts in every view: nothing executes, layouts hold, content stays as written.
+
+One transcript carries script, event handlers, `javascript:`/`data:` links and images, HTML
+comments, CSS, right-to-left overrides, zero-width characters, control tokens and a very long
+single token in its bodies, names, recipients, call ids, title, metadata and YAML header. A
+curator then walks every page that shows it (dashboard, dataset table and search, each
+rendering, source, history and a diff, restore, conflict, queue, review, import report); a
+viewer walks the ones a viewer may see. Any dialog, any console error (a CSP violation
+included) or any element carrying an event handler or a script URL fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor import queues
+from editor.models import Dataset, Membership, Role, Transcript
+from editor.storage import create_transcript, save_transcript
+from tests.browser.conftest import settled
+from tests.browser.test_editor import console_errors  # noqa: F401 (a fixture)
+
+PASSWORD = "a-long-test-password"
+XSS = "<script>alert('x')</script><img src=x onerror=alert('img')>"
+INVISIBLE = "\u202etxt.exe\u202c \u200b\u200d\ufeff"
+LONG_TOKEN = "A" * 200_000
+HOSTILE_TEXT = (
+    "---\n"
+    f"title: \"<svg onload=alert('yaml')> {INVISIBLE}\"\n"
+    "version: 2.2\n"
+    "---\n"
+    f"<|start|>system<|message|>{XSS}<!-- comment --><style>body{{display:none}}</style><|end|>\n"
+    f"<|start|>user name=\"{XSS}\"<|message|>[link](javascript:alert('md')) "
+    "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) "
+    f"![img](javascript:alert('image')) {INVISIBLE}<|end|>\n"
+    "<|start|>assistant to=functions.evil call_id=\"'><svg/onload=alert('id')>\""
+    "<|channel|>commentary<|constrain|>json<|message|>"
+    '{"q": "</pre><script>alert(\'json\')</script>"}<|call|>\n'
+    "<|start|>functions.evil to=assistant call_id=\"'><svg/onload=alert('id')>\""
+    f"<|channel|>commentary<|message|>{XSS}<|end|>\n"
+    "<|start|>assistant<|channel|>analysis<|message|>hidden <b onmouseover=alert('a')>x</b>"
+    "<|end|>\n"
+    f"<|start|>assistant<|channel|>final<|message|>{LONG_TOKEN} &lt;|end|&gt; "
+    f"`<|end|>` {XSS}<|return|>"
+)
+FORBIDDEN = (
+    "a[href^='javascript' i], a[href^='data' i], img[src^='javascript' i], "
+    "[onerror], [onload], [onmouseover], [onclick]:not([data-allowed]), iframe, object, embed"
+)
+
+
+@pytest.fixture
+def world(transactional_db):
+    users = {}
+    dataset = Dataset.objects.create(name=f"Hostile {XSS}", slug="hostile")
+    for name, role in (("cur", Role.CURATOR), ("view", Role.VIEWER)):
+        users[name] = get_user_model().objects.create_user(name, password=PASSWORD)
+        Membership.objects.create(user=users[name], dataset=dataset, role=role)
+    transcript = create_transcript(
+        dataset,
+        author=users["cur"],
+        text=HOSTILE_TEXT,
+        spec="openchatml-2.2",
+        title=f"{XSS} {INVISIBLE}",
+        metadata={"<b onclick=alert(1)>key</b>": XSS, "note": INVISIBLE},
+        external_id=f"id-{XSS}",
+        note=XSS,
+    )
+    transcript = save_transcript(
+        transcript,
+        expected_version=1,
+        author=users["cur"],
+        title=f"{XSS} (edited)",
+        note=f"second {XSS}",
+    )
+    queue = queues.create_queue(
+        dataset, [transcript], name=f"Queue {XSS}", author=users["cur"], instructions=XSS
+    )
+    return dataset, users, transcript, queue
+
+
+def log_in(page, live_server, username):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_test_id("current-user")).to_have_text(username)
+
+
+def visit(page, url: str) -> None:
+    response = page.goto(url)
+    assert response is not None and response.status < 400, (url, response and response.status)
+    settled(page)
+    page.mouse.move(200, 300)  # hover handlers, if any had survived
+    page.mouse.move(600, 500)
+    assert page.locator(FORBIDDEN).count() == 0, url
+    assert page.locator("script:not([src])").count() == 0, url
+    # A 200,000-character token wraps: the page never scrolls sideways.
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, (url, overflow)
+
+
+@pytest.fixture
+def dialogs(page):
+    seen: list[str] = []
+    page.on("dialog", lambda dialog: (seen.append(dialog.message), dialog.dismiss()))
+    return seen
+
+
+def test_a_curator_sees_hostile_content_inert_everywhere(
+    page,
+    live_server,
+    world,
+    dialogs,
+    console_errors,  # noqa: F811
+    screenshot,
+):
+    dataset, users, transcript, queue = world
+    base = live_server.url
+    log_in(page, live_server, "cur")
+    pages = [
+        "/",
+        f"/datasets/{dataset.slug}/",
+        f"/datasets/{dataset.slug}/?q=script",
+        f"/datasets/{dataset.slug}/?q=alert&has_errors=1",
+        f"/transcripts/{transcript.pk}/",
+        f"/transcripts/{transcript.pk}/?audience=annotator",
+        f"/transcripts/{transcript.pk}/?audience=debug",
+        f"/transcripts/{transcript.pk}/source/",
+        f"/transcripts/{transcript.pk}/history/",
+        f"/transcripts/{transcript.pk}/revisions/1/restore/",
+        f"/transcripts/{transcript.pk}/export/?spec=openai-messages&preview=1",
+        f"/transcripts/{transcript.pk}/export/?spec=harmony&preview=1",
+        f"/queues/{queue.pk}/",
+        f"/queues/{queue.pk}/dashboard/",
+        f"/datasets/{dataset.slug}/labels/",
+    ]
+    for path in pages:
+        visit(page, base + path)
+    screenshot("annotator-view")
+
+    # The queue: claim the item and look at it as the annotator does.
+    page.goto(f"{base}/queues/{queue.pk}/")
+    page.locator('[data-action="start"]').click()
+    settled(page)
+    visit(page, page.url)
+
+    # The conflict view: someone else saved while this page was open.
+    page.goto(f"{base}/transcripts/{transcript.pk}/?audience=annotator")
+    page.locator('#message-1 [data-action="edit"]').click()
+    settled(page)
+    current = Transcript.objects.get(pk=transcript.pk)
+    save_transcript(
+        current, expected_version=current.version, author=users["cur"], title="Meanwhile"
+    )
+    page.locator('#message-1 textarea[name="content"]').fill(f"mine {XSS}")
+    page.locator('#message-1 [data-action="save"]').click()
+    expect(page.locator("[data-conflict]")).to_be_visible()
+    assert page.locator(FORBIDDEN).count() == 0
+    screenshot("conflict")
+
+    # The import report: a file and a line whose names and errors carry markup.
+    bad_line = json.dumps({"id": XSS, "spec": XSS, "text": XSS})
+    page.goto(f"{base}/datasets/{dataset.slug}/")
+    page.get_by_test_id("import-form").get_by_label("File").set_input_files(
+        {"name": f"{XSS}.jsonl", "mimeType": "application/json", "buffer": bad_line.encode()}
+    )
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_test_id("task-status")).to_have_text("Failed", timeout=20_000)
+    visit(page, page.url)
+    expect(page.get_by_test_id("import-report")).to_contain_text("<script>")
+    screenshot("import-report")
+
+    assert dialogs == []
+    assert console_errors == []
+    stored = Transcript.objects.get(pk=transcript.pk)
+    assert stored.source_text == HOSTILE_TEXT  # byte for byte, through every view
+
+
+def test_a_viewer_sees_hostile_content_inert_and_no_hidden_channel(
+    page,
+    live_server,
+    world,
+    dialogs,
+    console_errors,  # noqa: F811
+):
+    dataset, users, transcript, queue = world
+    base = live_server.url
+    log_in(page, live_server, "view")
+    for path in (
+        "/",
+        f"/datasets/{dataset.slug}/",
+        f"/datasets/{dataset.slug}/?q=hidden",
+        f"/transcripts/{transcript.pk}/",
+        f"/transcripts/{transcript.pk}/history/",
+    ):
+        visit(page, base + path)
+        assert "hidden" not in page.locator("main").inner_text(), path
+    assert dialogs == []
+    assert console_errors == []
