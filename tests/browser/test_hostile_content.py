@@ -12,6 +12,7 @@ included) or any element carrying an event handler or a script URL fails the tes
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -20,13 +21,13 @@ from playwright.sync_api import expect
 from editor import queues
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript, save_transcript
-from tests.browser.conftest import settled
+from tests.browser.conftest import SCREENSHOTS, settled
 from tests.browser.test_editor import console_errors  # noqa: F401 (a fixture)
 
 PASSWORD = "a-long-test-password"
 XSS = "<script>alert('x')</script><img src=x onerror=alert('img')>"
 INVISIBLE = "\u202etxt.exe\u202c \u200b\u200d\ufeff"
-LONG_TOKEN = "A" * 200_000
+LONG_TOKEN = "A" * 1_000_000  # one megabyte: took Chromium 54 s to lay out in system-ui
 HOSTILE_TEXT = (
     "---\n"
     f"title: \"<svg onload=alert('yaml')> {INVISIBLE}\"\n"
@@ -41,7 +42,7 @@ HOSTILE_TEXT = (
     '{"q": "</pre><script>alert(\'json\')</script>"}<|call|>\n'
     "<|start|>functions.evil to=assistant call_id=\"'><svg/onload=alert('id')>\""
     f"<|channel|>commentary<|message|>{XSS}<|end|>\n"
-    "<|start|>assistant<|channel|>analysis<|message|>hidden <b onmouseover=alert('a')>x</b>"
+    "<|start|>assistant<|channel|>analysis<|message|>secret-analysis <b onmouseover=alert('a')>x</b>"
     "<|end|>\n"
     f"<|start|>assistant<|channel|>final<|message|>{LONG_TOKEN} &lt;|end|&gt; "
     f"`<|end|>` {XSS}<|return|>"
@@ -91,6 +92,7 @@ def log_in(page, live_server, username):
 
 
 def visit(page, url: str) -> None:
+    started = time.monotonic()
     response = page.goto(url)
     assert response is not None and response.status < 400, (url, response and response.status)
     settled(page)
@@ -98,9 +100,15 @@ def visit(page, url: str) -> None:
     page.mouse.move(600, 500)
     assert page.locator(FORBIDDEN).count() == 0, url
     assert page.locator("script:not([src])").count() == 0, url
-    # A 200,000-character token wraps: the page never scrolls sideways.
+    # A megabyte-long token wraps: the page never scrolls sideways.
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, (url, overflow)
+    print(f"{time.monotonic() - started:6.2f} s  {url}")
+
+
+def snap(page, screenshot, name: str) -> None:
+    """The visible part only: a page holding a megabyte-long token is very tall."""
+    page.screenshot(path=str(SCREENSHOTS / f"hostile-{name}.png"), caret="initial")
 
 
 @pytest.fixture
@@ -140,7 +148,6 @@ def test_a_curator_sees_hostile_content_inert_everywhere(
     ]
     for path in pages:
         visit(page, base + path)
-    screenshot("annotator-view")
 
     # The queue: claim the item and look at it as the annotator does.
     page.goto(f"{base}/queues/{queue.pk}/")
@@ -160,7 +167,7 @@ def test_a_curator_sees_hostile_content_inert_everywhere(
     page.locator('#message-1 [data-action="save"]').click()
     expect(page.locator("[data-conflict]")).to_be_visible()
     assert page.locator(FORBIDDEN).count() == 0
-    screenshot("conflict")
+    snap(page, screenshot, "conflict")
 
     # The import report: a file and a line whose names and errors carry markup.
     bad_line = json.dumps({"id": XSS, "spec": XSS, "text": XSS})
@@ -172,7 +179,7 @@ def test_a_curator_sees_hostile_content_inert_everywhere(
     expect(page.get_by_test_id("task-status")).to_have_text("Failed", timeout=20_000)
     visit(page, page.url)
     expect(page.get_by_test_id("import-report")).to_contain_text("<script>")
-    screenshot("import-report")
+    snap(page, screenshot, "import-report")
 
     assert dialogs == []
     assert console_errors == []
@@ -187,17 +194,20 @@ def test_a_viewer_sees_hostile_content_inert_and_no_hidden_channel(
     dialogs,
     console_errors,  # noqa: F811
 ):
-    dataset, users, transcript, queue = world
+    dataset, _, transcript, _ = world
     base = live_server.url
     log_in(page, live_server, "view")
     for path in (
         "/",
         f"/datasets/{dataset.slug}/",
-        f"/datasets/{dataset.slug}/?q=hidden",
         f"/transcripts/{transcript.pk}/",
-        f"/transcripts/{transcript.pk}/history/",
-    ):
+    ):  # the history holds every revision's source: not a viewer's (403)
         visit(page, base + path)
-        assert "hidden" not in page.locator("main").inner_text(), path
+        assert "secret-analysis" not in page.content(), path
+    # A viewer's search does not look where the end user cannot.
+    visit(page, f"{base}/datasets/{dataset.slug}/?q=secret-analysis")
+    expect(page.locator("tr[data-transcript]")).to_have_count(0)
+    visit(page, f"{base}/datasets/{dataset.slug}/?q=alert")
+    expect(page.locator("tr[data-transcript]")).to_have_count(1)
     assert dialogs == []
     assert console_errors == []
