@@ -54,3 +54,13 @@ def server_error(request):
 
 def database_unavailable(request):
     return _answer(request, 503)
+
+
+def upload_too_large(request, limit: int):
+    message = f"The request is larger than the {limit >> 20} MB an upload may be; split the file."
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse(
+            {"code": "payload-too-large", "message": message, "details": {"max_bytes": limit}},
+            status=413,
+        )
+    return HttpResponse(loader.get_template("413.html").render(), status=413)

@@ -1,5 +1,6 @@
 import logging
 
+from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.db import InterfaceError, OperationalError
 
@@ -57,3 +58,23 @@ class DatabaseUnavailableMiddleware:
             response["HX-Reswap"] = "none"
             return response
         return database_unavailable(request)
+
+
+class UploadSizeLimitMiddleware:
+    """A request whose body is larger than ``OCM_MAX_UPLOAD_BYTES`` is answered 413 before
+    any of it is read. Django bounds bodies read into memory (DATA_UPLOAD_MAX_MEMORY_SIZE) but
+    not uploaded files, which it spools to disk: without this a client could fill the disk."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0  # Django reads no body from a request with an unreadable length
+        if length > settings.OCM_MAX_UPLOAD_BYTES:
+            from .error_views import upload_too_large
+
+            return upload_too_large(request, settings.OCM_MAX_UPLOAD_BYTES)
+        return self.get_response(request)

@@ -62,6 +62,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "editor.middleware.UploadSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -141,6 +142,14 @@ AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# Behind reverse proxies every request comes from the last proxy's address, so that one
+# username could be locked out for everyone. With DJANGO_PROXY_COUNT=N the client is the
+# address N places from the right of X-Forwarded-For, which the proxies must set (what a
+# client writes there itself is left of theirs, so it is never taken).
+PROXY_COUNT = int(os.environ.get("DJANGO_PROXY_COUNT", "0"))
+if PROXY_COUNT:
+    AXES_IPWARE_PROXY_COUNT = PROXY_COUNT
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard"
@@ -173,6 +182,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # a 413 (editor.error_views, api.errors). Fields and files per request: Django's defaults
 # (DATA_UPLOAD_MAX_NUMBER_FIELDS 1000, DATA_UPLOAD_MAX_NUMBER_FILES 100).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+# Any request body, uploads included, is at most this (editor.middleware: 413 unread).
+OCM_MAX_UPLOAD_BYTES = int(os.environ.get("OCM_MAX_UPLOAD_BYTES", str(2 * 1024**3)))
 
 # --- security headers ---------------------------------------------------------------------
 

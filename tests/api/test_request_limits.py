@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
+
+from editor.models import ImportTask
 
 from .conftest import assert_error
 
@@ -41,3 +44,25 @@ def test_a_multipart_body_without_a_boundary_is_400(as_curator, dataset):
         headers=as_curator.headers,
     )
     assert_error(response, 400, "invalid-multipart")
+
+
+@override_settings(OCM_MAX_UPLOAD_BYTES=1024)
+def test_an_upload_over_the_limit_is_413_before_it_is_read(as_curator, dataset):
+    upload = SimpleUploadedFile("big.jsonl", b'{"text": "x"}\n' * 200)
+    response = as_curator.client.post(
+        f"/api/v1/datasets/{dataset.slug}/imports",
+        {"file": upload},
+        headers=as_curator.headers,
+    )
+    body = assert_error(response, 413, "payload-too-large")
+    assert body["details"] == {"max_bytes": 1024}
+    assert not ImportTask.objects.exists()
+
+
+@override_settings(OCM_MAX_UPLOAD_BYTES=1024)
+def test_an_upload_over_the_limit_is_the_413_page(client, curator, dataset):
+    client.force_login(curator)
+    upload = SimpleUploadedFile("big.jsonl", b'{"text": "x"}\n' * 200)
+    response = client.post(f"/datasets/{dataset.slug}/import/", {"file": upload})
+    assert response.status_code == 413
+    assert "Traceback" not in response.content.decode()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
@@ -155,3 +156,53 @@ def test_a_successful_login_resets_the_count(client, member):
     client.logout()
     fail(client, settings.AXES_FAILURE_LIMIT - 1)
     assert log_in(client, PASSWORD).status_code == 302
+
+
+BEHIND_ONE_PROXY = {
+    "AXES_IPWARE_PROXY_COUNT": 1,
+    "AXES_IPWARE_META_PRECEDENCE_ORDER": ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"),
+}
+
+
+def test_behind_a_proxy_the_client_address_is_the_one_the_proxy_forwards(client, member):
+    with override_settings(**BEHIND_ONE_PROXY):
+        # Every request comes from the proxy (10.0.0.1); the client is what it forwards.
+        proxy = {"address": "10.0.0.1"}
+        for _ in range(settings.AXES_FAILURE_LIMIT):
+            client.post(
+                reverse("login"),
+                {"username": "member", "password": "wrong"},
+                REMOTE_ADDR=proxy["address"],
+                HTTP_X_FORWARDED_FOR="203.0.113.7",
+            )
+        locked = client.post(
+            reverse("login"),
+            {"username": "member", "password": PASSWORD},
+            REMOTE_ADDR=proxy["address"],
+            HTTP_X_FORWARDED_FOR="203.0.113.7",
+        )
+        assert locked.status_code == 429
+        # The same username from another client behind the same proxy still logs in; a
+        # client that forges the header is only the address left of the proxy's own.
+        other = client.post(
+            reverse("login"),
+            {"username": "member", "password": PASSWORD},
+            REMOTE_ADDR=proxy["address"],
+            HTTP_X_FORWARDED_FOR="198.51.100.4, 198.51.100.9",
+        )
+        assert other.status_code == 302
+
+
+def test_the_proxy_count_comes_from_the_environment(monkeypatch):
+    import importlib
+
+    import ocm_site.settings as site_settings
+
+    monkeypatch.setenv("DJANGO_PROXY_COUNT", "2")
+    try:
+        reloaded = importlib.reload(site_settings)
+        assert reloaded.AXES_IPWARE_PROXY_COUNT == 2
+        assert reloaded.AXES_IPWARE_META_PRECEDENCE_ORDER[0] == "HTTP_X_FORWARDED_FOR"
+    finally:
+        monkeypatch.delenv("DJANGO_PROXY_COUNT")
+        importlib.reload(site_settings)

@@ -199,3 +199,59 @@ def test_a_bug_in_a_write_is_still_a_500_not_a_503(transcript, annotator):
             f"/transcripts/{transcript.pk}", {"expected_version": transcript.version, "title": "X"}
         )
     assert response.status_code == 500
+
+
+@pytest.fixture
+def three(dataset, annotator):
+    return [
+        storage.create_transcript(
+            dataset, author=annotator, text=conversation(), spec="openchatml-2.2", title=f"T{n}"
+        )
+        for n in range(3)
+    ]
+
+
+def states(transcripts) -> list[dict]:
+    return [
+        state_of(t) | {"status": Transcript.all_objects.get(pk=t.pk).status} for t in transcripts
+    ]
+
+
+def fail_on_the_third(real):
+    """A write that works twice (its rows reach the database), then loses the connection."""
+    calls = []
+
+    def write(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise DROPPED
+        return real(*args, **kwargs)
+
+    return write
+
+
+def test_a_bulk_action_that_fails_midway_changes_nothing_api(three, curator, dataset):
+    from editor import bulk
+
+    before = states(three)
+    client = api_client_for(curator)
+    with mock.patch.object(bulk, "delete_transcript", fail_on_the_third(bulk.delete_transcript)):
+        response = client.post(
+            f"/datasets/{dataset.slug}/bulk", {"action": "delete", "ids": [t.pk for t in three]}
+        )
+    assert_database_unavailable_json(response)
+    assert states(three) == before
+
+
+def test_a_bulk_action_that_fails_midway_changes_nothing_page(client, three, curator, dataset):
+    from editor import bulk
+
+    before = states(three)
+    client.force_login(curator)
+    with mock.patch.object(bulk, "apply_transition", fail_on_the_third(bulk.apply_transition)):
+        response = client.post(
+            f"/datasets/{dataset.slug}/bulk/",
+            {"action": "transition:submit", "ids": [t.pk for t in three]},
+        )
+    assert_database_unavailable_page(response)
+    assert states(three) == before
