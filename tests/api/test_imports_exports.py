@@ -140,3 +140,29 @@ def test_export_errors(as_annotator, as_outsider, dataset):
     assert_error(as_annotator.get(url, {"format": "csv"}), 422, "invalid-request")
     assert_error(as_annotator.get(url, {"audience": "debug"}), 422, "invalid-request")
     assert_error(as_outsider.get(url), 404, "not-found")
+
+
+def test_an_upload_name_with_a_very_long_extension_is_imported(
+    as_annotator, dataset, django_capture_on_commit_callbacks
+):
+    # The spooled copy keeps at most 16 characters of the extension (a file name over the
+    # file system's limit was an OSError, a 500).
+    name = "batch." + "x" * 300
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(as_annotator, dataset.slug, LINES, name=name)
+    assert response.status_code == 202, response.content
+    done = as_annotator.get(f"/imports/{response.json()['id']}").json()
+    assert done["status"] == "succeeded", done
+    assert done["report"]["counts"]["created"] == 2
+
+
+def test_an_import_of_deeply_nested_json_fails_with_a_report_not_a_dead_task(
+    as_annotator, dataset, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(as_annotator, dataset.slug, "[" * 100_000, name="deep.json")
+    assert response.status_code == 202, response.content
+    done = as_annotator.get(f"/imports/{response.json()['id']}").json()
+    assert done["status"] == "failed"
+    assert "could not be detected" in done["error"]
+    assert not Transcript.objects.exists()
