@@ -350,6 +350,7 @@ def check_storable(
             f"The id is longer than {EXTERNAL_ID_LENGTH} characters.", code="field-too-long"
         )
     _check_strings(metadata, "metadata")
+    _check_depth(metadata, "metadata")
     if content is not None:
         for index, message in enumerate(content.canonical.messages):
             for name in ("role", *SHORT_MESSAGE_FIELDS):
@@ -377,16 +378,29 @@ def check_note(note: str) -> None:
     _check_strings(note, "the note")
 
 
+def _check_depth(value: Any, where: str) -> None:
+    """No deeper nesting than the JSON readers accept: a value stored deeper could be written
+    but never read back. (Parsed transcripts are bounded by their readers; metadata is not.)"""
+    level = [value]
+    for _ in range(formats.MAX_JSON_DEPTH):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return
+    raise InvalidContent(
+        f"{where} is nested deeper than {formats.MAX_JSON_DEPTH} levels.", code="too-deep"
+    )
+
+
 def _check_strings(value: Any, where: str) -> None:
-    """No NUL, no lone surrogate, and no deeper nesting than the JSON readers accept (a value
-    stored deeper could be written but never read back)."""
-    stack = [(value, 0)]
+    """No NUL and no lone surrogate in any string of ``value``."""
+    stack = [value]
     while stack:
-        item, depth = stack.pop()  # depth: how many objects and arrays hold ``item``
-        if isinstance(item, (dict, list)) and depth >= formats.MAX_JSON_DEPTH:
-            raise InvalidContent(
-                f"{where} is nested deeper than {formats.MAX_JSON_DEPTH} levels.", code="too-deep"
-            )
+        item = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
                 raise InvalidContent(f"{where} contains a NUL character.", code="unstorable-text")
@@ -400,10 +414,10 @@ def _check_strings(value: Any, where: str) -> None:
                     code="unstorable-text",
                 ) from None
         elif isinstance(item, dict):
-            stack.extend((key, depth) for key in item)
-            stack.extend((child, depth + 1) for child in item.values())
+            stack.extend(item.keys())
+            stack.extend(item.values())
         elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+            stack.extend(item)
 
 
 # --- snapshots ------------------------------------------------------------------------------

@@ -24,7 +24,9 @@ import os
 
 import pytest
 import schemathesis
+from django.core import signals
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 
 from editor import labels, queues, storage
@@ -49,6 +51,18 @@ schema = schemathesis.openapi.from_wsgi(
     get_wsgi_application(),
     config=schemathesis.Config.from_dict({"phases": {"coverage": {"enabled": COVERAGE}}}),
 )
+
+
+@pytest.fixture(autouse=True)
+def connection_kept_across_requests():
+    """schemathesis calls the WSGI application itself, whose request_finished signal closes
+    the database connection, and with it (on PostgreSQL) the test's transaction. Django's
+    test client disconnects the same handler while it makes a request."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
