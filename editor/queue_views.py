@@ -5,7 +5,6 @@ queue from the dataset page. Thin views over ``editor.queues``."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -249,10 +248,8 @@ def queue_create(request, slug):
             "value": int(value) if value.isdigit() else value,
         }
     usernames = [u for u in request.POST.get("assignees", "").replace(",", " ").split() if u]
-    assignees = list(get_user_model().objects.filter(username__in=usernames))
     try:
-        if len(assignees) != len(set(usernames)):
-            raise StorageError("Some assignees are not users: check the usernames.")
+        assignees = queues.users_named(usernames)
         queue = queues.create_queue(
             dataset,
             queues.matching_transcripts(dataset, filters),

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from statistics import median
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
 from django.utils import timezone
@@ -53,6 +54,20 @@ class _PlaceTaken(Exception):
 class NoSuchAssignment(StorageError):
     code = "not-found"
     status = 404
+
+
+def users_named(usernames: Iterable[str]) -> list:
+    """The users called ``usernames``; ``InvalidContent`` (``unknown-user``) naming any that
+    is none. A name with a NUL is none: no username has one, and PostgreSQL refuses one in a
+    query."""
+    wanted = set(usernames)
+    users = list(
+        get_user_model().objects.filter(username__in=[n for n in wanted if "\x00" not in n])
+    )
+    missing = sorted(wanted - {user.get_username() for user in users})
+    if missing:
+        raise InvalidContent(f"No such user: {', '.join(missing)}.", code="unknown-user")
+    return users
 
 
 def create_queue(

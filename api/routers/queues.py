@@ -1,13 +1,12 @@
 """Review queues (``editor.queues``): curators create them over a dataset filter; annotators
 claim the next item, submit or skip it; reviewers approve or reject with a comment."""
 
-from django.contrib.auth import get_user_model
 from django.http import Http404, HttpResponse
 from ninja import Router, Status
 from ninja.pagination import paginate
 
 from editor import queues
-from editor.errors import InvalidContent, NotAllowed
+from editor.errors import NotAllowed
 from editor.models import AssignmentState, Dataset, QueueAssignment, ReviewQueue, Role
 
 from ..access import visible_dataset
@@ -27,14 +26,6 @@ def _queue(user, pk: int) -> ReviewQueue:
     if queue is None:
         raise Http404(f"No queue {pk} among your datasets'.")
     return queue
-
-
-def _users(usernames: list[str]):
-    users = list(get_user_model().objects.filter(username__in=usernames))
-    missing = sorted(set(usernames) - {u.get_username() for u in users})
-    if missing:
-        raise InvalidContent(f"No such user: {', '.join(missing)}.", code="unknown-user")
-    return users
 
 
 @router.get(
@@ -63,7 +54,7 @@ def create_queue(request, slug: str, payload: QueueIn):
         author=request.auth,
         overlap=payload.overlap,
         reservation_minutes=payload.reservation_minutes,
-        assignees=_users(payload.assignees),
+        assignees=queues.users_named(payload.assignees),
         instructions=payload.instructions,
         filters=filters,
     )

@@ -245,3 +245,12 @@ def test_a_nul_in_a_username_finds_no_member(as_curator, dataset):
         f"/api/v1/datasets/{dataset.slug}/members/a%00b", headers=as_curator.headers
     )
     assert_error(response, 404, "not-a-member")
+
+
+def test_a_nul_in_an_assignee_is_an_unknown_user(as_curator, dataset):
+    # Found by schemathesis on PostgreSQL: the username lookup was a DataError (a 500).
+    response = as_curator.post(
+        f"/datasets/{dataset.slug}/queues", {"name": "Q", "assignees": ["a\x00b", "annotator"]}
+    )
+    body = assert_error(response, 422, "unknown-user")
+    assert "a\x00b" in body["message"]

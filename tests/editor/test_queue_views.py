@@ -286,3 +286,14 @@ def test_schema_instructions_show_beside_their_questions(
     client.force_login(annotator)
     page = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
     assert "<strong>carefully</strong>" in page and "<script>alert(1)" not in page
+
+
+def test_a_nul_in_an_assignee_is_a_form_message(client, curator, dataset):
+    client.force_login(curator)
+    response = client.post(
+        f"/datasets/{dataset.slug}/queues/",
+        {"name": "Q", "assignees": "annotator a\x00b"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert "No such user" in response.content.decode()
