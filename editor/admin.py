@@ -26,10 +26,29 @@ from editor.models import (
 )
 
 
-class MembershipInline(admin.TabularInline):
+class ViewOnly:
+    """Shown, never written: with no add, change or delete permission Django's admin renders
+    the change page read-only, answers 403 to any POST and offers no delete action."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class MembershipInline(ViewOnly, admin.TabularInline):
+    """Members are shown here and changed in the app only (the dataset's page, the members
+    API; superusers act as curators there): editor.membership records every change and keeps
+    a dataset's last curator, which a form here would bypass."""
+
     model = Membership
     extra = 0
-    autocomplete_fields = ["user"]
+    fields = ["user", "role", "created_at"]
+    readonly_fields = fields
 
 
 @admin.register(Dataset)
@@ -49,25 +68,13 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ViewOnly, admin.ModelAdmin):
+    """Read-only, as ``MembershipInline`` says why."""
+
     list_display = ["user", "dataset", "role", "created_at"]
     list_filter = ["role", "dataset"]
     search_fields = ["user__username", "dataset__slug"]
     autocomplete_fields = ["user", "dataset"]
-
-
-class ViewOnly:
-    """Shown, never written: with no add, change or delete permission Django's admin renders
-    the change page read-only, answers 403 to any POST and offers no delete action."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(MembershipChange)

@@ -161,3 +161,22 @@ def test_the_membership_log_is_listed_read_only(admin_client, dataset, curator, 
     assert response.status_code == 200
     assert "outsider" in html and "Reviewer" in html
     assert admin_client.get(reverse("admin:editor_membershipchange_add")).status_code == 403
+
+
+def test_memberships_are_read_only_here_so_every_change_is_recorded(
+    admin_client, dataset, curator, outsider
+):
+    # Changes go through editor.membership (the dataset page, the API): recorded, and the
+    # last curator kept. A form here would bypass both.
+    from editor.models import Membership
+
+    membership = Membership.objects.get(dataset=dataset, user=curator)
+    assert admin_client.get(reverse("admin:editor_membership_add")).status_code == 403
+    response = admin_client.post(
+        reverse("admin:editor_membership_delete", args=[membership.pk]), {"post": "yes"}
+    )
+    assert response.status_code == 403
+    page = admin_client.get(reverse("admin:editor_dataset_change", args=[dataset.pk]))
+    assert page.status_code == 200
+    assert 'name="memberships-0-role"' not in page.content.decode()
+    assert Membership.objects.filter(pk=membership.pk, role=membership.role).exists()
