@@ -4,9 +4,9 @@ One transcript carries script, event handlers, `javascript:`/`data:` links and i
 comments, CSS, right-to-left overrides, zero-width characters, control tokens and a very long
 single token in its bodies, names, recipients, call ids, title, metadata and YAML header. A
 curator then walks every page that shows it (dashboard, dataset table and search, each
-rendering, source, history and a diff, restore, conflict, queue, review, import report); a
-viewer walks the ones a viewer may see. Any dialog, any console error (a CSP violation
-included) or any element carrying an event handler or a script URL fails the test.
+rendering, source, history and a diff, restore, conflict, label schemas, queue, claimed item,
+import report); a viewer walks the ones a viewer may see. Any dialog, any console error (a
+CSP violation included) or any element carrying an event handler or a script URL fails it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from editor import queues
+from editor import labels, queues
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.browser.conftest import SCREENSHOTS, settled
@@ -76,6 +76,24 @@ def world(transactional_db):
         author=users["cur"],
         title=f"{XSS} (edited)",
         note=f"second {XSS}",
+    )
+    labels.create_label_schema(
+        dataset,
+        author=users["cur"],
+        name=f"Labels {XSS}",
+        instructions=f"[go](javascript:alert('schema')) {XSS}",
+        questions=[
+            {
+                "key": "topic",
+                "kind": "choice",
+                "prompt": f"Topic {XSS}",
+                "options": [
+                    {"value": "a", "label": f"A {XSS}", "key": "1"},
+                    {"value": "b", "label": INVISIBLE, "key": "2"},
+                ],
+            },
+            {"key": "note", "kind": "text", "prompt": f"Note {XSS}"},
+        ],
     )
     queue = queues.create_queue(
         dataset, [transcript], name=f"Queue {XSS}", author=users["cur"], instructions=XSS
