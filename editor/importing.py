@@ -35,6 +35,7 @@ dataset (or is the system); updates never change a status.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import os
@@ -424,7 +425,7 @@ def _looks_like_jsonl(first_line: bytes, stream: IO[bytes]) -> bool:
     A pretty-printed JSON document fails the first test, a text transcript both.
     """
     try:
-        value = formats.load_json(first_line.decode("utf-8"))
+        value = formats.load_json(first_line.decode("utf-8-sig"))
     except ValueError:
         return False
     if not isinstance(value, dict):
@@ -436,7 +437,7 @@ def _is_message_line(line: bytes) -> bool:
     """A JSON line that is one *message* (``{"role": …}``), not a transcript or an envelope:
     the file is an openchatml-json transcript written as JSON Lines, one message a line."""
     try:
-        value = formats.load_json(line.decode("utf-8"))
+        value = formats.load_json(line.decode("utf-8-sig"))
     except ValueError:
         return False
     return (
@@ -487,6 +488,8 @@ def _read_jsonl(
             )
             continue
         report.bytes_read += len(raw)
+        if number == 1:
+            raw = raw.removeprefix(codecs.BOM_UTF8)  # an encoding artefact, not content
         if not raw.strip():
             continue
         try:

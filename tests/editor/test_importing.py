@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import zipfile
@@ -495,3 +496,12 @@ def test_a_json_array_of_messages_stays_one_transcript(dataset):
     report = import_transcripts(json.dumps(thread).encode(), dataset=dataset, name="thread.json")
     assert report.counts["created"] == 1
     assert Transcript.objects.get().messages.count() == 2
+
+
+@pytest.mark.parametrize("name", ["chats.jsonl", None], ids=["named", "unnamed"])
+def test_a_jsonl_file_starting_with_a_byte_order_mark_is_read_whole(dataset, name):
+    # Editors on Windows write one; its first line failed as "not valid JSON".
+    data = codecs.BOM_UTF8 + jsonl(envelope("a"), envelope("b"))
+    report = import_transcripts(data, dataset=dataset, name=name)
+    assert report.counts["created"] == 2
+    assert report.bytes_read == len(data)
