@@ -12,7 +12,6 @@ CSP violation included) or any element carrying an event handler or a script URL
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -22,9 +21,12 @@ from editor import labels, queues
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.browser.conftest import SCREENSHOTS, settled
-from tests.browser.test_editor import console_errors  # noqa: F401 (a fixture)
+from tests.browser.test_editor import (
+    PASSWORD,
+    console_errors,  # noqa: F401 (a fixture)
+    log_in,
+)
 
-PASSWORD = "a-long-test-password"
 XSS = "<script>alert('x')</script><img src=x onerror=alert('img')>"
 INVISIBLE = "\u202etxt.exe\u202c \u200b\u200d\ufeff"
 LONG_TOKEN = "A" * 1_000_000  # one megabyte: took Chromium 54 s to lay out in system-ui
@@ -101,16 +103,7 @@ def world(transactional_db):
     return dataset, users, transcript, queue
 
 
-def log_in(page, live_server, username):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_test_id("current-user")).to_have_text(username)
-
-
 def visit(page, url: str) -> None:
-    started = time.monotonic()
     response = page.goto(url)
     assert response is not None and response.status < 400, (url, response and response.status)
     settled(page)
@@ -121,7 +114,6 @@ def visit(page, url: str) -> None:
     # A megabyte-long token wraps: the page never scrolls sideways.
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, (url, overflow)
-    print(f"{time.monotonic() - started:6.2f} s  {url}")
 
 
 def snap(page, screenshot, name: str) -> None:
