@@ -251,7 +251,8 @@ CODES: dict[str, CodeInfo] = _codes(
     CodeInfo(
         "W-TOOL-SCHEMA-INVALID",
         WARNING,
-        "A declared parameters schema is not valid JSON Schema",
+        "A declared parameters schema is not valid JSON Schema, or has a $ref that does not "
+        "resolve inside it (a URL is never fetched)",
         '<|function_list|>{"type": "function", "function": {"name": "f", "parameters": {"type": 5}}}',
     ),
     CodeInfo(

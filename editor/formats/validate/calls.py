@@ -24,16 +24,13 @@ open call to the same tool, in order.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from ..codecs import json_depth
 from ..codecs.scanner import token
 from ..model import CALL, RETURN, Message
 from ..tools.schemas import ToolSchema, collect, qualified
+from .arguments import UnusableSchema, parameters_schema
 from .context import (
     Context,
     closes_turn,
@@ -281,7 +278,7 @@ def _constraints(ctx: Context) -> None:
 
 def _schemas(ctx: Context) -> None:
     tools = collect(ctx.transcript)
-    checked: dict[str, Draft202012Validator | None] = {}
+    checked: dict[str, bool] = {}
     for i, m in enumerate(ctx.messages):
         if not is_call(m) or m.recipient is None or is_builtin(m.recipient):
             continue
@@ -315,45 +312,21 @@ def _sharegpt_arguments(value: dict[str, Any]) -> Any:
 
 
 def check_arguments(
-    ctx: Context,
-    i: int,
-    tool: ToolSchema,
-    args: Any,
-    checked: dict[str, Draft202012Validator | None],
+    ctx: Context, i: int, tool: ToolSchema, args: Any, checked: dict[str, bool]
 ) -> None:
-    """One E-CALL-SCHEMA per schema error, its JSON path in the message."""
-    if tool.key not in checked:
-        checked[tool.key] = _validator(ctx, tool)
-    validator = checked[tool.key]
-    if validator is None:
+    """One E-CALL-SCHEMA per schema error, its JSON path in the message; a schema that
+    cannot check anything gets one W-TOOL-SCHEMA-INVALID (``checked`` remembers it)."""
+    if checked.get(tool.key) is False:
         return
-    offset = ctx.body_offset(i)
-    for error in sorted(validator.iter_errors(args), key=lambda e: list(map(str, e.absolute_path))):
-        ctx.add(
-            "E-CALL-SCHEMA", i, f"{tool.key}: {error.json_path}: {error.message}", offset=offset
-        )
-
-
-def _validator(ctx: Context, tool: ToolSchema) -> Draft202012Validator | None:
-    compiled = _compiled(json.dumps(tool.parameters, sort_keys=True, default=str))
-    if isinstance(compiled, str):
+    try:
+        errors = parameters_schema(tool.parameters).errors(args)
+    except UnusableSchema as why:
+        checked[tool.key] = False
         ctx.add(
             "W-TOOL-SCHEMA-INVALID",
             tool.message_index,
-            f"Parameters of {tool.key} are not valid JSON Schema: {compiled}",
+            f"Parameters of {tool.key} are not valid JSON Schema: {why}",
         )
-        return None
-    return compiled
-
-
-@lru_cache(maxsize=256)
-def _compiled(schema_json: str) -> Draft202012Validator | str:
-    """The validator of a schema, or why the schema is invalid. Cached: checking a schema
-    against the metaschema costs far more than a parse, and a dataset declares the same
-    tools on every record."""
-    schema = json.loads(schema_json)
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as err:
-        return err.message
-    return Draft202012Validator(schema)
+        return
+    for error in errors:
+        ctx.add("E-CALL-SCHEMA", i, f"{tool.key}: {error}", offset=ctx.body_offset(i))
