@@ -10,7 +10,7 @@ Pure Python; imports nothing from Django.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # Imported before ``detect`` is defined: importing the submodule binds the package attribute
 # ``detect`` to the module, and the function below must win.
@@ -71,6 +71,17 @@ def parse(text: str, spec: str | None = None, *, strict: bool = False) -> ParseR
             return _finish(transcript, sink.items, strict)
     transcript = get_codec(spec).parse(text, sink)
     return _finish(transcript, _without_bom_warning(text, transcript, sink.items), strict)
+
+
+def parse_read(text: str, document: Any, spec: str) -> ParseResult:
+    """``parse(text, spec)`` for a JSON text whose document ``read_document`` (in
+    ``codecs.json_support``) has already read: a JSONL dataset reads each line once, to find
+    its spec, then parses what it read."""
+    codec = get_codec(spec)
+    if codec.read is None:
+        return parse(text, spec)
+    sink = Diagnostics(text)
+    return _finish(codec.read(text, [document], sink), sink.items, False)
 
 
 def _without_bom_warning(

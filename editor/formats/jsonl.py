@@ -26,11 +26,13 @@ from functools import partial
 from itertools import islice
 from typing import Any
 
-from . import parse
-from .codecs import json_depth
+from . import ParseResult, parse, parse_read
+from .codecs import json_depth, json_support
+from .convert import convert
 from .detect import classify
 from .diagnostics import Diagnostic, Diagnostics
 from .specs import SPEC_IDS, TEXT_SPECS
+from .validate import validate  # here, not per record: worker processes fork with it loaded
 
 BODY_KEYS = ("text", "document")
 TRANSCRIPT_KEYS = (*BODY_KEYS, "messages", "conversations", "thread")
@@ -51,6 +53,7 @@ class Record:
     spec: str | None = None
     envelope: dict[str, Any] | None = None  # the envelope's other keys, kept on conversion
     problem: Diagnostic | None = None
+    document: json_support.Node | None = None  # a bare document, as read
 
 
 @dataclass
@@ -86,13 +89,15 @@ def read_record(number: int, raw: bytes, spec: str | None) -> Record:
         message = f"The line is not UTF-8 (invalid byte at column {err.start + 1})"
         return Record(number, problem=_problem("", "E-PARSE-JSON", message))
     try:
-        value = json_depth.loads(line)
-    except json.JSONDecodeError as err:
+        document = json_support.read_document(line)
+    except json.JSONDecodeError as walk_err:
+        err = json_support.decoder_error(line) or walk_err
         message = f"Invalid JSON: {err.msg}"
         return Record(number, problem=_problem(line, "E-PARSE-JSON", message, err.pos))
+    value = document.value
     if not isinstance(value, dict) or not any(key in value for key in BODY_KEYS):
-        # Named from the value already decoded: detect() would decode the line again.
-        return Record(number, text=line, spec=spec or classify(value))
+        # Named and parsed from the document already read: the line is decoded once.
+        return Record(number, text=line, spec=spec or classify(value), document=document)
     body = value.get("text", value.get("document"))
     named = value.get("spec")
     if "text" in value and not isinstance(body, str):
@@ -111,25 +116,29 @@ def _problem(line: str, code: str, message: str, offset: int = 0) -> Diagnostic:
     return sink.items[0]
 
 
-def validate_record(number: int, line: bytes, spec: str | None) -> RecordReport:
-    from .validate import validate_text
+def _parse(record: Record) -> ParseResult:
+    if record.document is not None and record.spec in SPEC_IDS:
+        return parse_read(record.text, record.document, record.spec)
+    return parse(record.text, spec=record.spec)
 
+
+def validate_record(number: int, line: bytes, spec: str | None) -> RecordReport:
     record = read_record(number, line, spec)
     if record.problem is not None:
         return RecordReport(number, None, 0, [record.problem])
-    transcript, diagnostics = validate_text(record.text, record.spec)
+    transcript, diagnostics = _parse(record)
+    if transcript.spec in SPEC_IDS:  # else nothing was detected: nothing to validate
+        diagnostics = diagnostics + validate(transcript, text=record.text)
     return RecordReport(number, transcript.spec, len(transcript.messages), diagnostics)
 
 
 def convert_record(number: int, line: bytes, spec: str | None, to: str) -> RecordReport:
     """The record written in ``to``, on one line: a bare compact document for a JSON spec,
     ``{"text", "spec"}`` for a text spec; an input envelope stays an envelope."""
-    from .convert import convert
-
     record = read_record(number, line, spec)
     if record.problem is not None:
         return RecordReport(number, None, 0, [record.problem])
-    transcript, diagnostics = parse(record.text, spec=record.spec)
+    transcript, diagnostics = _parse(record)
     report = RecordReport(number, transcript.spec, len(transcript.messages), diagnostics)
     if not transcript.messages:
         return report

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
+from typing import Any
 
 from .diagnostics import Diagnostics
 from .model import Transcript
@@ -50,6 +51,9 @@ class Codec:
     # The token that opens every message of a text format (``<|start|>``, ``<|im_start|>``,
     # ``<|role|>``): where the streaming parser may cut. None for JSON formats.
     message_start: str | None = None
+    # A JSON format's parse of a document ``json_support`` has already read (a JSONL dataset
+    # reads each line once, to find its spec, then parses what it read). None: not offered.
+    read: Callable[[str, list[Any] | None, Diagnostics], Transcript] | None = None
 
 
 _registry: dict[str, Codec] | None = None

@@ -22,6 +22,7 @@ from ..model import Transcript
 from . import json_depth
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
+WHITESPACE_CHARS = frozenset(" \t\n\r")  # single characters: "" (the end) is not one
 # How deep the walk keeps offsets: document → message list → message → field.
 WALK_DEPTH = 3
 BOM = "\ufeff"
@@ -36,7 +37,7 @@ REPAIR_RE = re.compile(r'\\.|["\u201c\u201d,\]}\x00-\x1f]', re.DOTALL)
 CLOSERS = frozenset(",:]}")
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """A JSON value and where it was written; ``items``/``members`` only for walked containers."""
 
@@ -62,6 +63,11 @@ class Node:
 
 
 def _skip(text: str, pos: int) -> int:
+    """ws = *(SP / HTAB / LF / CR)   (most separators have none or one space: no regex then)"""
+    if text[pos : pos + 1] not in WHITESPACE_CHARS:
+        return pos
+    if text[pos] == " " and text[pos + 1 : pos + 2] not in WHITESPACE_CHARS:
+        return pos + 1
     return WHITESPACE.match(text, pos).end()
 
 
@@ -80,37 +86,61 @@ def read_value(text: str, pos: int, decoder: json.JSONDecoder, depth: int = WALK
 
 
 def _read_array(text: str, pos: int, decoder: json.JSONDecoder, depth: int) -> Node:
-    """array = "[" [value *("," value)] "]"   (the text is known to be valid JSON)"""
+    """array = "[" [value *("," value)] "]"   (its separators checked)"""
     start = pos
     items: list[Node] = []
     pos = _skip(text, pos + 1)
-    if text[pos] == "]":
+    if text.startswith("]", pos):
         return Node([], start, pos + 1, items=items)
     while True:
         node = read_value(text, pos, decoder, depth - 1)
         items.append(node)
-        pos = _skip(text, node.end)
+        pos = _expect(text, _skip(text, node.end), ",]", "Expecting ',' delimiter")
         if text[pos] == "]":
             return Node([n.value for n in items], start, pos + 1, items=items)
-        pos += 1  # the ","
+        pos += 1
 
 
 def _read_object(text: str, pos: int, decoder: json.JSONDecoder, depth: int) -> Node:
-    """object = "{" [string ":" value *("," string ":" value)] "}"   (valid JSON)"""
+    """object = "{" [string ":" value *("," string ":" value)] "}"   (its separators checked)"""
     start = pos
     members: dict[str, Node] = {}
     pos = _skip(text, pos + 1)
-    if text[pos] == "}":
+    if text.startswith("}", pos):
         return Node({}, start, pos + 1, members=members)
     while True:
+        pos = _expect(text, pos, '"', "Expecting property name enclosed in double quotes")
         key, pos = json.decoder.scanstring(text, pos + 1, decoder.strict)
-        pos = _skip(text, pos) + 1  # the ":"
-        node = read_value(text, pos, decoder, depth - 1)
+        pos = _expect(text, _skip(text, pos), ":", "Expecting ':' delimiter")
+        node = read_value(text, pos + 1, decoder, depth - 1)
         members[key] = node
-        pos = _skip(text, node.end)
+        pos = _expect(text, _skip(text, node.end), ",}", "Expecting ',' delimiter")
         if text[pos] == "}":
             return Node({k: n.value for k, n in members.items()}, start, pos + 1, members=members)
-        pos = _skip(text, pos + 1)  # the ","
+        pos = _skip(text, pos + 1)
+
+
+def _expect(text: str, pos: int, allowed: str, message: str) -> int:
+    """``pos`` when the character there is one of ``allowed``; else the decoder's error."""
+    if pos < len(text) and text[pos] in allowed:
+        return pos
+    raise json.JSONDecodeError(message, text, pos)
+
+
+def read_document(text: str, decoder: json.JSONDecoder = STRICT) -> Node:
+    """document = ws value ws
+
+    The one pass that decodes a valid document: the walk checks the syntax between the
+    values it locates, so nothing is decoded twice. Nesting is bounded first (the C decoder
+    recurses)."""
+    deep = json_depth.excess_nesting(text)
+    if deep is not None:
+        raise json.JSONDecodeError(f"nested deeper than {json_depth.MAX_DEPTH} levels", text, deep)
+    node = read_value(text, 0, decoder)
+    end = _skip(text, node.end)
+    if end < len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return node
 
 
 def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | None:
@@ -126,15 +156,25 @@ def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | N
         # keeps every offset pointing into the original text.
         text = " " + text[len(BOM) :]
     try:
+        return [read_document(text)]
+    except json.JSONDecodeError as walk_err:
+        err = decoder_error(text) or walk_err
+    if lines and err.msg == "Extra data":
+        try:
+            return _read_values(text, STRICT)
+        except json.JSONDecodeError as line_err:
+            err = line_err
+    return _load_repaired(text, sink, err, lines)
+
+
+def decoder_error(text: str) -> json.JSONDecodeError | None:
+    """The error ``json`` itself gives for ``text`` (its message and position are the ones
+    users know), or None."""
+    try:
         json_depth.loads(text)
     except json.JSONDecodeError as err:
-        if lines and err.msg == "Extra data":
-            try:
-                return _read_values(text, STRICT)
-            except json.JSONDecodeError as line_err:
-                err = line_err
-        return _load_repaired(text, sink, err, lines)
-    return [read_value(text, 0, STRICT)]
+        return err
+    return None
 
 
 def _read_values(text: str, decoder: json.JSONDecoder) -> list[Node]:
@@ -235,9 +275,16 @@ def remember(transcript: Transcript, text: str, **extra: Any) -> None:
         source=text,
         indent=detect_indent(text),
         count=len(transcript.messages),
-        attrs=json.dumps(transcript.attrs, sort_keys=True, default=str),
+        attrs=attrs_snapshot(transcript.attrs),
         **extra,
     )
+
+
+def attrs_snapshot(attrs: dict[str, Any]) -> str:
+    """The document attrs as they are now, to tell later whether they were edited. ``repr``
+    is exact for decoded JSON and three times cheaper than ``json.dumps``; attrs rebuilt in
+    another key order count as edited (the document is then written in canonical form)."""
+    return repr(attrs)
 
 
 def unchanged_source(transcript: Transcript, spec: str) -> str | None:
@@ -247,7 +294,7 @@ def unchanged_source(transcript: Transcript, spec: str) -> str | None:
     if (
         source is None
         or layout.get("count") != len(transcript.messages)
-        or layout.get("attrs") != json.dumps(transcript.attrs, sort_keys=True, default=str)
+        or layout.get("attrs") != attrs_snapshot(transcript.attrs)
         or not all(m.is_unchanged_from(spec) for m in transcript.messages)
     ):
         return None

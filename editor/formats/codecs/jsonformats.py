@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostics
-from ..model import CALL, Message, Transcript, stamp
+from ..model import CALL, Message, Transcript, stamp_span
 from ..specs import Codec
 from ..validate.context import is_builtin
 from . import json_depth
@@ -71,8 +71,12 @@ def function_name(recipient: str | None) -> str:
 
 
 def parse_openai(text: str, sink: Diagnostics) -> Transcript:
+    return read_openai(text, js.load(text, sink), sink)
+
+
+def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Transcript:
+    """The transcript of a document ``js.load`` has read."""
     transcript = Transcript(spec=OPENAI)
-    nodes = js.load(text, sink)
     if nodes is None:
         return transcript
     array, others, key = js.message_list(nodes[0], ("messages",), sink, "Chat Completions messages")
@@ -80,9 +84,8 @@ def parse_openai(text: str, sink: Diagnostics) -> Transcript:
     calls = Calls()
     functions = declared_functions(others)
     for index, item in enumerate(array.items if array is not None else ()):
-        raw = text[item.start : item.end]
         for message in openai_messages(item, index, calls, sink, functions):
-            transcript.messages.append(stamp(message, OPENAI, item.start, raw))
+            transcript.messages.append(stamp_span(message, OPENAI, text, item.start, item.end))
     js.remember(transcript, text, key=key)
     return transcript
 
@@ -186,6 +189,8 @@ def openai_messages(
 
 def _reasoning_key(data: dict[str, Any]) -> str | None:
     """The key holding a message's reasoning: the first with text, else the first string."""
+    if data.keys().isdisjoint(REASONING_KEYS):  # most messages: no reasoning at all
+        return None
     keys = [k for k in REASONING_KEYS if isinstance(data.get(k), str)]
     return next((k for k in keys if data[k]), keys[0] if keys else None)
 
@@ -364,8 +369,12 @@ def sharegpt_from(message: Message) -> str:
 
 
 def parse_sharegpt(text: str, sink: Diagnostics) -> Transcript:
+    return read_sharegpt(text, js.load(text, sink), sink)
+
+
+def read_sharegpt(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Transcript:
+    """The transcript of a document ``js.load`` has read."""
     transcript = Transcript(spec=SHAREGPT)
-    nodes = js.load(text, sink)
     if nodes is None:
         return transcript
     array, others, key = js.message_list(
@@ -375,9 +384,7 @@ def parse_sharegpt(text: str, sink: Diagnostics) -> Transcript:
     for index, item in enumerate(array.items if array is not None else ()):
         message = sharegpt_message(item, index, sink)
         if message is not None:
-            transcript.messages.append(
-                stamp(message, SHAREGPT, item.start, text[item.start : item.end])
-            )
+            transcript.messages.append(stamp_span(message, SHAREGPT, text, item.start, item.end))
     js.remember(transcript, text, key=key)
     return transcript
 
@@ -429,8 +436,8 @@ def serialize_sharegpt(transcript: Transcript) -> str:
 
 
 CODECS = (
-    Codec(OPENAI, parse_openai, serialize_openai),
-    Codec(SHAREGPT, parse_sharegpt, serialize_sharegpt),
+    Codec(OPENAI, parse_openai, serialize_openai, read=read_openai),
+    Codec(SHAREGPT, parse_sharegpt, serialize_sharegpt, read=read_sharegpt),
     *CHATML_JSON_CODECS,
     *OCM_JSON_CODECS,
 )
