@@ -7,10 +7,18 @@ password set it themselves.
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 
 from editor.models import Dataset, Membership, Role
 
 IMMEDIATE_TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Each test starts with an empty cache: the local-memory one outlives a test's database,
+    whose ids (rolled back on SQLite) the next test may use again."""
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

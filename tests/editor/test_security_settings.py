@@ -196,3 +196,20 @@ def test_the_proxy_count_comes_from_the_environment(monkeypatch):
     finally:
         monkeypatch.delenv("DJANGO_PROXY_COUNT")
         importlib.reload(site_settings)
+
+
+def test_a_web_worker_builds_its_urls_as_it_starts_not_in_its_first_request(tmp_path):
+    script = (
+        "import sys, ocm_site.wsgi\nprint('api.api' in sys.modules, 'editor.urls' in sys.modules)\n"
+    )
+    environment = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PROJECT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split() == ["True", "True"]

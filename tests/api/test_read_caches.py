@@ -1,0 +1,95 @@
+"""What API reads take from the cache: a transcript's messages (named by its version) and,
+with a shared cache, who a bearer token belongs to (forgotten as soon as it may be wrong)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from editor.models import ApiToken
+
+from .conftest import ApiClient, assert_error
+
+
+def _queries_on(table: str, captured) -> list[str]:
+    return [q["sql"] for q in captured.captured_queries if f'"{table}"' in q["sql"]]
+
+
+def test_a_transcript_read_again_costs_no_message_query(
+    as_annotator, transcript, django_capture_on_commit_callbacks
+):
+    with (
+        CaptureQueriesContext(connection) as cold,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        first = as_annotator.get(f"/transcripts/{transcript.pk}")
+    with CaptureQueriesContext(connection) as warm:
+        again = as_annotator.get(f"/transcripts/{transcript.pk}")
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    assert _queries_on("editor_message", cold)
+    assert not _queries_on("editor_message", warm)
+
+
+def test_a_saved_transcript_is_read_as_saved_not_as_cached(
+    as_annotator, transcript, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        before = as_annotator.get(f"/transcripts/{transcript.pk}").json()
+    messages = before["messages"]
+    messages[0]["content"] = "Changed after it was cached."
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = as_annotator.put(
+            f"/transcripts/{transcript.pk}",
+            {"expected_version": before["version"], "messages": messages},
+        )
+    assert saved.status_code == 200, saved.content
+    after = as_annotator.get(f"/transcripts/{transcript.pk}").json()
+    assert after["version"] == before["version"] + 1
+    assert after["messages"][0]["content"] == "Changed after it was cached."
+
+
+@pytest.fixture
+def shared_cache(settings):
+    settings.REDIS_URL = "redis://shared-cache-stand-in"  # the tests' cache stands in for it
+
+
+def test_a_token_seen_recently_costs_no_query(shared_cache, client, annotator):
+    _, token = ApiToken.issue(annotator)
+    with CaptureQueriesContext(connection) as cold:
+        assert ApiClient(client, token).get("/datasets").status_code == 200
+    with CaptureQueriesContext(connection) as warm:
+        assert ApiClient(client, token).get("/datasets").status_code == 200
+    assert _queries_on("editor_apitoken", cold)
+    assert not _queries_on("editor_apitoken", warm)
+
+
+def test_a_revoked_token_is_refused_at_once(shared_cache, client, annotator):
+    row, token = ApiToken.issue(annotator)
+    assert ApiClient(client, token).get("/datasets").status_code == 200
+    row.revoke()
+    assert_error(ApiClient(client, token).get("/datasets"), 401, "unauthenticated")
+
+
+def test_a_deleted_token_is_refused_at_once(shared_cache, client, annotator):
+    row, token = ApiToken.issue(annotator)
+    assert ApiClient(client, token).get("/datasets").status_code == 200
+    row.delete()
+    assert_error(ApiClient(client, token).get("/datasets"), 401, "unauthenticated")
+
+
+def test_a_deactivated_users_token_is_refused_at_once(shared_cache, client, annotator):
+    _, token = ApiToken.issue(annotator)
+    assert ApiClient(client, token).get("/datasets").status_code == 200
+    annotator.is_active = False
+    annotator.save()
+    assert_error(ApiClient(client, token).get("/datasets"), 401, "unauthenticated")
+
+
+def test_a_user_made_superuser_is_judged_as_one_at_once(shared_cache, client, outsider, dataset):
+    _, token = ApiToken.issue(outsider)
+    assert ApiClient(client, token).get("/datasets").json()["items"] == []
+    outsider.is_superuser = True
+    outsider.save()
+    assert ApiClient(client, token).get("/datasets").json()["items"] != []
