@@ -56,6 +56,7 @@ from django.db import IntegrityError, transaction
 
 from editor import formats
 from editor.models import Dataset, RevisionKind, Status, Transcript
+from editor.planner_stats import refresh_after_import
 from editor.storage import (
     BATCH_SIZE,
     TITLE_LENGTH,
@@ -276,6 +277,7 @@ def import_transcripts(
                         before_commit(report)
     _require_items(report, name, source)
     report.committed = True
+    refresh_after_import(report.counts["created"] + report.counts["updated"])
     if progress is not None:
         progress(report)
     return report

@@ -22,8 +22,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.core.cache import cache
 from django.core.validators import RegexValidator
-from django.db import connections, models
+from django.db import connections, models, transaction
 from django.db.models import (
     BooleanField,
     Count,
@@ -42,7 +43,7 @@ from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 from django.utils.functional import cached_property
 
-from editor import formats
+from editor import formats, token_cache
 from editor.formats.render.visibility import visibility as end_user_visibility
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
@@ -575,6 +576,25 @@ class Transcript(models.Model):
             attrs=self.attrs,
         )
 
+    def message_dicts(self) -> list[dict[str, Any]]:
+        """The canonical messages as JSON objects (``Message.to_dict``), from the shared cache
+        when a worker has read them at this version already.
+
+        A transcript's messages change only with its version (``storage._claim``), so the
+        version names them: nothing is invalidated, and a read of a cached transcript costs
+        no message query and no conversion. Very long transcripts are not cached (one entry
+        would crowd out thousands of others). Stored once committed, never from inside a
+        transaction that could still roll back.
+        """
+        if self.message_count > CACHED_MESSAGES_MAX:
+            return [message.to_dict() for message in self.canonical().messages]
+        key = f"transcript-messages:{self.pk}:{self.version}:{self.created_at.timestamp()}"
+        found = cache.get(key)
+        if found is None:
+            found = [message.to_dict() for message in self.canonical().messages]
+            transaction.on_commit(lambda: cache.set(key, found, CACHED_MESSAGES_SECONDS))
+        return found
+
     def stored_messages(self) -> list[formats.Message]:
         """The canonical messages as stored now, read afresh as plain tuples.
 
@@ -597,6 +617,10 @@ class Transcript(models.Model):
             messages.append(message)
         return messages
 
+
+# Transcripts with at most this many messages keep them in the shared cache, for a day.
+CACHED_MESSAGES_MAX = 2_000
+CACHED_MESSAGES_SECONDS = 24 * 3600
 
 # Search words: what both backends' tokenizers split text into (letters and digits). Taking
 # only these from the user's query makes any input a valid FTS5 query: no quote, star,
@@ -730,11 +754,23 @@ class RevisionQuerySet(models.QuerySet):
         )
 
 
+class HistoryBroken(Exception):
+    """A transcript moved on from its newest revision without that revision's copy of the
+    state being stored first: a write that bypassed ``storage._write``. Never expected."""
+
+
 class Revision(models.Model):
     """One saved state of a transcript: enough to show it, diff it and restore it.
 
-    ``snapshot`` = {"transcript": canonical dict, "source_text", "title", "metadata"}.
+    ``snapshot`` = {"transcript": canonical dict, "source_text", "title", "metadata"}, or
+    the compact form (``storage._compact``), or ``CURRENT`` for the newest revision.
     """
+
+    # What the newest revision of a transcript holds instead of a copy of its state: that
+    # state is the transcript's own row and messages until the next write, which stores the
+    # copy here first (``storage._write``). An imported dataset keeps its content once, not
+    # once more in every first revision.
+    CURRENT = {"current": True}
 
     transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
@@ -766,14 +802,30 @@ class Revision(models.Model):
         """``{title, metadata, source_text, transcript}``: the state this revision saved.
 
         A revision whose source text parsed to exactly its transcript stores the text and
-        its spec only (``storage._compact``); the transcript is that text parsed again.
+        its spec only (``storage._compact``); the transcript is that text parsed again. The
+        newest revision (``CURRENT``) is the transcript as it is now.
         """
-        if "transcript" in self.snapshot:
-            return self.snapshot
-        stored = dict(self.snapshot)
+        stored = self._current_state() if self.snapshot.get("current") else self.snapshot
+        if "transcript" in stored:
+            return stored
+        stored = dict(stored)
         spec = stored.pop("spec")
         parsed = formats.parse(stored["source_text"], spec).transcript
         return {**stored, "transcript": parsed.to_dict()}
+
+    def _current_state(self) -> dict:
+        from editor.storage import stored_snapshot
+
+        transcript = Transcript.all_objects.get(pk=self.transcript_id)
+        if transcript.version == self.number:
+            return stored_snapshot(transcript)
+        # A save moved the transcript on after this revision was read; it stored the copy.
+        stored = Revision.objects.values_list("snapshot", flat=True).get(pk=self.pk)
+        if stored.get("current"):
+            raise HistoryBroken(
+                f"Revision {self.number} of transcript {transcript.pk} lost its state"
+            )
+        return stored
 
     def canonical(self) -> formats.Transcript:
         return formats.Transcript.from_dict(self.full_snapshot["transcript"])
@@ -956,6 +1008,9 @@ class ApiToken(models.Model):
     def user_for(cls, token: str):
         """The active user ``token`` belongs to, or None (unknown, revoked, inactive user)."""
         wanted = cls.hash(token)
+        user = token_cache.cached_user(wanted)
+        if user is not None:
+            return user
         # Found by its public prefix, then compared in constant time: how long a check takes
         # says nothing about how much of a guessed hash was right.
         for row in (
@@ -963,6 +1018,7 @@ class ApiToken(models.Model):
         ):
             if hmac.compare_digest(row.key_hash, wanted):
                 row.touch()
+                token_cache.remember(wanted, row.user)
                 return row.user
         return None
 

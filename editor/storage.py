@@ -433,24 +433,13 @@ def snapshot(transcript: Transcript) -> dict:
     }
 
 
-def _stored_snapshot(transcript: Transcript) -> dict:
+def stored_snapshot(transcript: Transcript) -> dict:
     """``snapshot`` as a revision stores it: see ``Revision.full_snapshot``."""
     if transcript.source_is_exact:
         return _compact(
             transcript.title, transcript.metadata, transcript.source_text, transcript.spec
         )
     return snapshot(transcript)
-
-
-def _content_snapshot(content: TranscriptContent, *, title: str, metadata: dict) -> dict:
-    if content.source_is_exact:
-        return _compact(title, metadata, content.source_text, content.spec)
-    return {
-        "title": title,
-        "metadata": metadata,
-        "source_text": content.source_text,
-        "transcript": content.canonical.to_dict(),
-    }
 
 
 def _compact(title: str, metadata: dict, source_text: str, spec: str) -> dict:
@@ -527,7 +516,7 @@ def create_transcripts(
                     kind,
                     author_id,
                     note,
-                    _content_snapshot(item.content, title=item.title, metadata=item.metadata),
+                    Revision.CURRENT,
                     now,
                 )
                 for transcript, item in zip(transcripts, new, strict=True)
@@ -835,6 +824,11 @@ def _write(
 ) -> Transcript:
     """Store the new state of a claimed transcript (``content`` None: messages unchanged;
     ``stored``: its messages as they are now, when the caller read them)."""
+    # The revision that said "the transcript as it is now" gets its copy before anything
+    # changes; the new one says it from here on (``Revision.CURRENT``).
+    Revision.objects.filter(
+        transcript_id=current.pk, number=current.version - 1, snapshot__current=True
+    ).update(snapshot=stored_snapshot(current))
     now = timezone.now()
     changed = ["title", "metadata", "updated_at", "updated_by"]
     if status is not None:
@@ -869,9 +863,7 @@ def _write(
         kind=kind,
         author=author,
         note=note,
-        snapshot=_stored_snapshot(current)
-        if content is None
-        else _content_snapshot(content, title=title, metadata=metadata),
+        snapshot=Revision.CURRENT,
     )
     return current
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from editor.models import RevisionKind, Transcript
+from editor.models import HistoryBroken, Revision, RevisionKind, Transcript
 from editor.revisions import diff_revisions, diff_snapshots, list_revisions, restore_revision
-from editor.storage import ConflictError, create_transcript, save_transcript
+from editor.storage import (
+    ConflictError,
+    create_transcript,
+    delete_transcript,
+    save_transcript,
+    undelete_transcript,
+)
 from tests.editor.samples import conversation, demo_texts
 
 pytestmark = pytest.mark.django_db
@@ -160,13 +166,52 @@ def test_a_conflict_can_be_shown_as_a_diff(dataset, curator, annotator):
 def test_a_revision_whose_text_is_exact_stores_the_text_only(history):
     """The footprint rule: the canonical transcript is not kept twice when the source text
     says exactly the same; it is parsed again when the revision is read."""
-    for revision in history.revisions.all():
+    newest = history.revisions.get(number=3)
+    for revision in history.revisions.exclude(pk=newest.pk):
         assert "transcript" not in revision.snapshot
         assert revision.snapshot["spec"] == history.spec
         full = revision.full_snapshot
         assert set(full) == {"title", "metadata", "source_text", "transcript"}
         assert revision.canonical().to_dict() == full["transcript"]
-    assert history.revisions.get(number=3).canonical() == history.canonical()
+    assert newest.canonical() == history.canonical()
+
+
+def test_the_newest_revision_is_the_transcript_itself_until_the_next_write(
+    dataset, curator, annotator
+):
+    """No copy of the state in the newest revision (an imported dataset is stored once);
+    every write stores the copy first, so that history reads the same before and after."""
+    transcript = create_transcript(dataset, text=conversation(), author=curator, title="One")
+    first = transcript.revisions.get()
+    assert first.snapshot == Revision.CURRENT
+    before = dict(first.full_snapshot)
+    messages = transcript.canonical().messages
+    messages[0].content = "Edited."
+    edited = save_transcript(transcript, expected_version=1, author=annotator, messages=messages)
+    deleted = delete_transcript(edited, author=curator)
+    undeleted = undelete_transcript(deleted, author=curator)
+    restored = restore_revision(
+        undeleted.revisions.get(number=1), expected_version=undeleted.version, author=curator
+    )
+    revisions = list(restored.revisions.order_by("number"))
+    assert [r.snapshot == Revision.CURRENT for r in revisions] == [False] * 4 + [True]
+    assert revisions[0].full_snapshot == before
+    assert revisions[1].canonical().messages[0].content == "Edited."
+    assert revisions[4].canonical() == restored.canonical() == revisions[0].canonical()
+
+
+def test_a_newest_revision_read_after_the_transcript_moved_on_reads_its_copy(dataset, curator):
+    transcript = create_transcript(dataset, text=conversation(), author=curator)
+    read_before = transcript.revisions.get()  # holds CURRENT, as read
+    save_transcript(transcript, expected_version=1, author=curator, title="Renamed")
+    assert read_before.full_snapshot["title"] == ""
+
+
+def test_a_write_that_bypasses_storage_is_caught_when_history_is_read(dataset, curator):
+    transcript = create_transcript(dataset, text=conversation(), author=curator)
+    Transcript.objects.filter(pk=transcript.pk).update(version=2, title="Behind its back")
+    with pytest.raises(HistoryBroken):
+        transcript.revisions.get().full_snapshot  # noqa: B018
 
 
 def test_a_revision_whose_text_is_not_exact_keeps_its_transcript(dataset, curator):
@@ -176,6 +221,7 @@ def test_a_revision_whose_text_is_not_exact_keeps_its_transcript(dataset, curato
     messages = transcript.canonical().messages
     messages[1].channel = "final"
     lossy = save_transcript(transcript, expected_version=1, author=curator, messages=messages)
+    save_transcript(lossy, expected_version=2, author=curator, title="Moved on")
     stored = lossy.revisions.get(number=2).snapshot
     assert stored["transcript"]["messages"][1]["channel"] == "final"
     assert "spec" not in stored

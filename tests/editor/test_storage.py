@@ -156,7 +156,7 @@ def test_title_and_metadata_alone_are_a_revision(transcript, curator):
     )
     assert (saved.version, saved.title, saved.metadata) == (2, "Renamed", {"k": 1})
     assert saved.source_text == transcript.source_text
-    assert saved.revisions.get(number=2).snapshot["title"] == "Renamed"
+    assert saved.revisions.get(number=2).full_snapshot["title"] == "Renamed"
 
 
 def test_save_canonical_dict(transcript, curator):

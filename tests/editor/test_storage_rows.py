@@ -74,7 +74,8 @@ def test_rows_hold_what_the_orm_would_store(dataset, curator):
     )
     assert before <= revision.created_at <= timezone.now()
     assert revision.canonical() == canonical
-    assert revision.snapshot["metadata"] == {"m": [1]}
+    assert revision.snapshot == Revision.CURRENT
+    assert revision.full_snapshot["metadata"] == {"m": [1]}
 
 
 def test_a_save_rewrites_the_rows(dataset, curator):
