@@ -138,7 +138,7 @@ class TranscriptOut(Schema):
 
     @staticmethod
     def resolve_messages(transcript) -> list[dict]:
-        return [message.to_dict() for message in transcript.canonical().messages]
+        return transcript.message_dicts()
 
 
 class TranscriptCreateIn(Schema):
@@ -485,6 +485,15 @@ class DatasetExportQuery(Schema):
         False,
         description="Add each transcript's annotations, placed in the exported messages "
         "(reviewers and curators).",
+    )
+
+
+class StreamedExportQuery(DatasetExportQuery):
+    summary: bool = Field(
+        False,
+        description='End with one more line, `{"summary": {"transcripts", "loss_count", '
+        '"losses": {field: {"transcripts", "example"}}}}`: what the export could not carry '
+        "(a header cannot say it: headers go before the lines are written).",
     )
 
 

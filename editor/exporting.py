@@ -242,6 +242,20 @@ class DatasetExport:
             line["document"] = document
         return line
 
+    def summary(self) -> dict:
+        """What the lines written so far could not carry: how many transcripts, how many
+        losses, and for each lost field how many transcripts lose it (with one example)."""
+        return {
+            "transcripts": self.count,
+            "loss_count": self.loss_count,
+            "losses": self.loss_summary,
+        }
+
+    def with_summary_line(self) -> Iterator[str]:
+        """The lines, then ``{"summary": …}`` on one more line (a streamed export's trailer)."""
+        yield from self
+        yield json.dumps({"summary": self.summary()}, ensure_ascii=False) + "\n"
+
     def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
         self.loss_count += len(losses)
         for lost, detail in {loss["field"]: loss["detail"] for loss in losses}.items():

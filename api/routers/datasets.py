@@ -16,12 +16,12 @@ from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import (
     DatasetCreateIn,
-    DatasetExportQuery,
     DatasetOut,
     DatasetUpdateIn,
     MemberIn,
     MemberOut,
     RoleIn,
+    StreamedExportQuery,
 )
 
 router = Router(tags=["datasets"])
@@ -134,7 +134,7 @@ def remove_member(request, slug: str, username: str):
         }
     },
 )
-def export(request, slug: str, options: Query[DatasetExportQuery]):
+def export(request, slug: str, options: Query[StreamedExportQuery]):
     dataset = visible_dataset(request.auth, slug)
     export_audience(dataset, request.auth, options.audience)
     if options.with_annotations and not dataset.can_review(request.auth):
@@ -147,7 +147,8 @@ def export(request, slug: str, options: Query[DatasetExportQuery]):
         audience=options.audience,
         with_annotations=options.with_annotations,
     )
-    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    body = lines.with_summary_line() if options.summary else lines
+    response = StreamingHttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
     name = f"{dataset.slug}-{options.spec or options.format}.jsonl"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

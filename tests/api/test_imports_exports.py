@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from editor.models import ImportTask, Transcript
 from editor.storage import create_transcript
-from tests.editor.samples import conversation
+from tests.editor.samples import conversation, demo_texts
 
 from .conftest import PREFIX, assert_error
 
@@ -166,3 +166,25 @@ def test_an_import_of_deeply_nested_json_fails_with_a_report_not_a_dead_task(
     assert done["status"] == "failed"
     assert "could not be detected" in done["error"]
     assert not Transcript.objects.exists()
+
+
+def test_a_streamed_export_can_end_with_what_it_lost(as_annotator, dataset, three, annotator):
+    text = demo_texts()["openchatml-2.2"]  # tool calls with call ids, which ChatML cannot say
+    create_transcript(dataset, author=annotator, text=text, external_id="tools")
+    url = f"/datasets/{dataset.slug}/export"
+    *rows, last = lines_of(as_annotator.get(url, {"spec": "chatml", "summary": "true"}))
+    assert [row["id"] for row in rows] == ["t0", "t1", "t2", "tools"]
+    assert set(last) == {"summary"}
+    summary = last["summary"]
+    assert summary["transcripts"] == 4
+    assert summary["loss_count"] > 0
+    assert summary["losses"]
+    assert all(kind["transcripts"] == 1 and kind["example"] for kind in summary["losses"].values())
+
+
+def test_a_streamed_export_without_losses_says_so_when_asked(as_annotator, dataset, three):
+    url = f"/datasets/{dataset.slug}/export"
+    *rows, last = lines_of(as_annotator.get(url, {"summary": "true"}))
+    assert len(rows) == 3
+    assert last == {"summary": {"transcripts": 3, "loss_count": 0, "losses": {}}}
+    assert "summary" not in lines_of(as_annotator.get(url))[-1]
