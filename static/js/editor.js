@@ -143,12 +143,20 @@
     setCurrent(list[next], true);
   }
 
+  // A keyboard shortcut right after a swap can reach an element htmx has not processed yet:
+  // its click would then follow the plain link (a full page, out of the queue). Processing
+  // it first is a no-op when htmx already has.
+  function activate(element) {
+    if (window.htmx) window.htmx.process(element);
+    element.click();
+  }
+
   function editCurrent() {
     const focused = document.activeElement && document.activeElement.closest
       ? document.activeElement.closest(".message") : null;
     const current = focused || document.querySelector(".message.current") || messages()[0];
     const button = current && current.querySelector("[data-action='edit']");
-    if (button) button.click();
+    if (button) activate(button);
   }
 
   // Span tagging: select text in a message's body and press a tag's key. Offsets count the
@@ -223,19 +231,20 @@
     const form = event.target.closest && event.target.closest("form.message.editing, #source-form");
     if (form && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
+      if (window.htmx) window.htmx.process(form); // a form swapped in a moment ago (see activate)
       form.requestSubmit(form.querySelector("[data-action='save']"));
       return;
     }
     if (form && event.key === "Escape" && form.matches(".message.editing")) {
       event.preventDefault();
       const cancel = form.querySelector("[data-action='cancel']");
-      if (cancel) cancel.click();
+      if (cancel) activate(cancel);
       return;
     }
     if (!isTyping(event.target) && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       // In a queue, Ctrl+Enter outside a form submits the item.
       const submit = document.querySelector("#queue-workspace [data-action='submit-item']");
-      if (submit) { event.preventDefault(); submit.click(); }
+      if (submit) { event.preventDefault(); activate(submit); }
       return;
     }
     if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -245,7 +254,7 @@
       const link = where === "history"
         ? document.querySelector("[data-shortcut-target='history']")
         : where === "raw" ? document.querySelector("[data-action='raw']") : null;
-      if (link) { event.preventDefault(); link.click(); }
+      if (link) { event.preventDefault(); activate(link); }
       return;
     }
     if (/^[a-z]$/.test(event.key) && tagSelection(event.key)) {
@@ -257,7 +266,7 @@
       return;
     }
     const actions = {
-      s: () => { const skip = document.querySelector("#queue-workspace [data-action='skip-item']"); if (skip) skip.click(); },
+      s: () => { const skip = document.querySelector("#queue-workspace [data-action='skip-item']"); if (skip) activate(skip); },
       j: () => moveCurrent(1),
       k: () => moveCurrent(-1),
       e: editCurrent,

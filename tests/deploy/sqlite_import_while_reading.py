@@ -53,6 +53,8 @@ def importer():
     try:
         report = import_transcripts(path, dataset=dataset, name="big.jsonl")
         outcome["import"] = report.counts
+    except Exception as error:  # reported in the outcome, where the test shows it
+        outcome["import"] = f"{type(error).__name__}: {error}"
     finally:
         done.set()
         connections.close_all()
