@@ -32,6 +32,7 @@ from .models import (
     TaskStatus,
     Transcript,
 )
+from .storable import check_storable_text
 from .storage import TranscriptContent, delete_transcript, undelete_transcript
 from .visibility import FULL_CONTENT
 
@@ -139,6 +140,7 @@ def select(
 
 def _check_params(dataset: Dataset, user, action: str, params: dict) -> None:
     """Refuse up front what can be refused for the whole selection (role, unknown action)."""
+    check_storable_text(params, "The parameters")  # a background task stores them
     role = dataset.role_of(user)
     if action not in ACTIONS:
         raise InvalidContent(

@@ -19,6 +19,7 @@ from editor import formats
 
 from .errors import InvalidContent, NotAllowed, StorageError
 from .models import Dataset, LabelSchema, LabelSchemaVersion
+from .storable import check_storable_text
 
 KINDS = ("choice", "multi_choice", "rating", "text", "span")
 TARGETS = ("transcript", "message")
@@ -231,19 +232,6 @@ def _problem(error: dict, questions: Any) -> dict:
     key = raw.get("key") if isinstance(raw, dict) else None
     name = repr(key) if isinstance(key, str) and key else f"#{index + 1}"
     return {"question": name, "field": ".".join(map(str, loc[2:])), "message": message}
-
-
-def check_storable_text(text: str, where: str) -> None:
-    """Refuse what PostgreSQL cannot store (NUL, lone surrogates): the same data must fit
-    SQLite and PostgreSQL."""
-    if "\x00" in text:
-        raise InvalidContent(f"{where} contains a NUL character.", code="unstorable-text")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidContent(
-            f"{where} contains a lone surrogate (not valid Unicode text).", code="unstorable-text"
-        ) from None
 
 
 def definition_of(version: LabelSchemaVersion) -> SchemaDefinition:

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from editor.models import Dataset, Membership, MembershipAction, MembershipChange, Role
+from editor.storable import check_storable_text
 from editor.storage import NotAllowed, StorageError
 
 # No username has one, and PostgreSQL refuses it in a query.
@@ -103,6 +104,8 @@ def update_dataset(
 
 
 def _check(dataset: Dataset) -> None:
+    check_storable_text(dataset.name, "The name")
+    check_storable_text(dataset.description, "The description")
     try:
         dataset.full_clean()
     except ValidationError as invalid:

@@ -38,6 +38,7 @@ from .models import (
     Transcript,
     TranscriptFilter,
 )
+from .storable import check_storable_text
 from .storage import save_transcript
 
 # A claimer that loses the race for a place tries the next free item; past this many lost
@@ -87,6 +88,9 @@ def create_queue(
         raise NotAllowed("Only a curator of the dataset may create review queues.")
     if not name.strip():
         raise InvalidContent("A queue needs a name.", code="invalid-queue")
+    check_storable_text(name, "The name")
+    check_storable_text(instructions, "The instructions")
+    check_storable_text(filters or {}, "The filters")
     if not 1 <= overlap <= MAX_OVERLAP:
         raise InvalidContent(f"overlap must be between 1 and {MAX_OVERLAP}.", code="invalid-queue")
     if reservation_minutes < 1:
@@ -307,6 +311,7 @@ def review(
         raise NotAllowed("Only reviewers and curators review.")
     if decision == "reject" and not comment.strip():
         raise InvalidContent("Say why in a comment when rejecting.", code="comment-required")
+    check_storable_text(comment, "The comment")
     now = now or timezone.now()
     with transaction.atomic():
         assignment = _move(

@@ -48,6 +48,7 @@ from editor.models import (
     Status,
     Transcript,
 )
+from editor.storable import check_storable_text
 from editor.workflow import status_after_edit
 
 BATCH_SIZE = 500
@@ -349,7 +350,7 @@ def check_storable(
         raise InvalidContent(
             f"The id is longer than {EXTERNAL_ID_LENGTH} characters.", code="field-too-long"
         )
-    _check_strings(metadata, "metadata")
+    check_storable_text(metadata, "metadata")
     _check_depth(metadata, "metadata")
     if content is not None:
         for index, message in enumerate(content.canonical.messages):
@@ -362,10 +363,10 @@ def check_storable(
                     )
         # Before the title: a title taken from the first user message shares its characters,
         # and the error should point at the text the user has to fix.
-        _check_strings(content.source_text, "the source text")
-        _check_strings(content.canonical.to_dict(), "the transcript")
-    _check_strings(title, "the title")
-    _check_strings(external_id, "the id")
+        check_storable_text(content.source_text, "the source text")
+        check_storable_text(content.canonical.to_dict(), "the transcript")
+    check_storable_text(title, "the title")
+    check_storable_text(external_id, "the id")
 
 
 def check_note(note: str) -> None:
@@ -375,7 +376,7 @@ def check_note(note: str) -> None:
         raise InvalidContent(
             f"The note is longer than {NOTE_LENGTH} characters.", code="field-too-long"
         )
-    _check_strings(note, "the note")
+    check_storable_text(note, "the note")
 
 
 def _check_depth(value: Any, where: str) -> None:
@@ -394,30 +395,6 @@ def _check_depth(value: Any, where: str) -> None:
     raise InvalidContent(
         f"{where} is nested deeper than {formats.MAX_JSON_DEPTH} levels.", code="too-deep"
     )
-
-
-def _check_strings(value: Any, where: str) -> None:
-    """No NUL and no lone surrogate in any string of ``value``."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                raise InvalidContent(f"{where} contains a NUL character.", code="unstorable-text")
-            if item.isascii():  # O(1) in CPython, and ASCII has no surrogates: no copy needed
-                continue
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidContent(
-                    f"{where} contains a lone surrogate (not valid Unicode text).",
-                    code="unstorable-text",
-                ) from None
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
 
 
 # --- snapshots ------------------------------------------------------------------------------

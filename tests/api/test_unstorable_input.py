@@ -254,3 +254,86 @@ def test_a_nul_in_an_assignee_is_an_unknown_user(as_curator, dataset):
     )
     body = assert_error(response, 422, "unknown-user")
     assert "a\x00b" in body["message"]
+
+
+# A lone surrogate in a field typed str is refused by the request's validation already
+# (invalid-request); one in a field of any JSON (a label value) by the domain.
+UNSTORABLE = [
+    pytest.param("a\x00b", {"unstorable-text"}, id="nul"),
+    pytest.param("a" + LONE_SURROGATE, {"unstorable-text", "invalid-request"}, id="surrogate"),
+]
+
+
+def _queue(text: str) -> dict:
+    return {"name": "Q", "filters": {"label": {"question": "tone", "value": [text]}}}
+
+
+# Each route that keeps text a user chose, with ``{}`` where that text goes: found by
+# schemathesis on PostgreSQL (a NUL in a queue's name was a DataError, a 500).
+TEXT_WRITES = {
+    "dataset-name": ("post", "/datasets", lambda t: {"name": t, "slug": "new-one"}),
+    "dataset-description": (
+        "post",
+        "/datasets",
+        lambda t: {"name": "New", "slug": "new-one", "description": t},
+    ),
+    "dataset-rename": ("patch", "/datasets/support-chats", lambda t: {"name": t}),
+    "queue-name": ("post", "/datasets/support-chats/queues", lambda t: {"name": t}),
+    "queue-instructions": (
+        "post",
+        "/datasets/support-chats/queues",
+        lambda t: {"name": "Q", "instructions": t},
+    ),
+    "queue-text-filter": (
+        "post",
+        "/datasets/support-chats/queues",
+        lambda t: {"name": "Q", "filters": {"text": t}},
+    ),
+    "queue-label-filter": ("post", "/datasets/support-chats/queues", _queue),
+}
+
+
+@pytest.mark.parametrize("text, codes", UNSTORABLE)
+@pytest.mark.parametrize("route", TEXT_WRITES)
+def test_unstorable_text_on_a_write_is_422_and_writes_nothing(
+    as_curator, dataset, route, text, codes
+):
+    from editor.models import Dataset, ReviewQueue
+
+    method, path, body = TEXT_WRITES[route]
+    response = getattr(as_curator.client, method)(
+        "/api/v1" + path,
+        json.dumps(body(text)),
+        content_type="application/json",
+        headers=as_curator.headers,
+    )
+    assert response.status_code == 422, response.content
+    assert response.json()["code"] in codes
+    assert list(Dataset.objects.values_list("slug", "name")) == [(dataset.slug, dataset.name)]
+    assert not ReviewQueue.objects.exists()
+
+
+@pytest.mark.parametrize("text, codes", UNSTORABLE)
+def test_unstorable_text_in_a_bulk_note_is_422(as_curator, transcript, text, codes):
+    response = as_curator.post(
+        f"/datasets/{transcript.dataset.slug}/bulk",
+        {"action": "delete", "ids": [transcript.pk], "note": text},
+    )
+    assert (response.status_code, response.json()["code"] in codes) == (422, True)
+    assert Transcript.objects.filter(pk=transcript.pk).exists()
+
+
+@pytest.mark.parametrize("text, codes", UNSTORABLE)
+def test_unstorable_text_in_a_review_comment_is_422(
+    as_curator, as_annotator, transcript, text, codes
+):
+    from editor.models import QueueAssignment
+
+    queue = as_curator.post(f"/datasets/{transcript.dataset.slug}/queues", {"name": "Q"}).json()
+    assignment = as_annotator.post(f"/queues/{queue['id']}/claim").json()
+    as_annotator.post(f"/assignments/{assignment['id']}/submit")
+    response = as_curator.post(
+        f"/assignments/{assignment['id']}/review", {"decision": "reject", "comment": text}
+    )
+    assert (response.status_code, response.json()["code"] in codes) == (422, True)
+    assert QueueAssignment.objects.get(pk=assignment["id"]).state == "submitted"
