@@ -765,7 +765,7 @@ def _claim(pk: int, expected_version: int) -> Transcript:
     """
     claimed = Transcript.all_objects.filter(
         pk=pk, version=expected_version, deleted_at__isnull=True
-    ).update(version=expected_version + 1)
+    ).update(version=F("version") + 1)  # not expected_version + 1: that may overflow the column
     if not claimed:
         raise refusal(pk, expected_version)
     return Transcript.all_objects.select_related("dataset").get(pk=pk)

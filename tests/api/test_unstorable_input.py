@@ -139,6 +139,15 @@ def test_an_offset_past_the_largest_integer_is_422(as_curator, dataset):
     assert_error(response, 422, "invalid-request")
 
 
+def test_the_largest_version_a_column_holds_is_a_conflict_not_an_overflow(as_curator, transcript):
+    # Found by schemathesis on PostgreSQL: the save set version = expected + 1, past the column.
+    response = as_curator.put(
+        f"/transcripts/{transcript.pk}", {"expected_version": 2**31 - 1, "title": "x"}
+    )
+    assert assert_error(response, 409, "version-conflict")["details"]["current_version"] == 1
+    assert Transcript.objects.get(pk=transcript.pk).title == transcript.title
+
+
 @pytest.mark.parametrize("external_id", ["chat\x00", "chat" + LONE_SURROGATE])
 def test_an_unstorable_external_id_is_422_before_it_is_looked_up(as_curator, dataset, external_id):
     response = as_curator.post(
