@@ -22,6 +22,7 @@ from ..schemas import (
     DraftIn,
     EditOut,
     FixIn,
+    Int32,
     MessageInsertIn,
     MessageMoveIn,
     MessageOut,
@@ -125,7 +126,7 @@ def insert_message(request, pk: int, payload: MessageInsertIn):
     summary="Delete one message (undo: restore the revision before)",
     description="Send the version as `?version=` or `If-Match`.",
 )
-def delete_message(request, pk: int, index: int, version: int | None = None, note: str = ""):
+def delete_message(request, pk: int, index: int, version: Int32 | None = None, note: str = ""):
     result = editing.delete_message(
         _editable(request, pk),
         index,

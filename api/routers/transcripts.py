@@ -26,6 +26,7 @@ from ..schemas import (
     DiagnosticsOut,
     DiffQuery,
     ExportOut,
+    Int32,
     NoteIn,
     RenderOut,
     RestoreIn,
@@ -110,7 +111,7 @@ def update(request, pk: int, payload: TranscriptUpdateIn):
     response={200: TranscriptOut, **errors(403, 404, 409, 410, 422)},
     summary="Delete (reversibly) the transcript at expected_version",
 )
-def delete(request, pk: int, expected_version: int, note: str = ""):
+def delete(request, pk: int, expected_version: Int32, note: str = ""):
     transcript = visible_transcript(request.auth, pk)
     return delete_transcript(
         transcript, author=request.auth, expected_version=expected_version, note=note
