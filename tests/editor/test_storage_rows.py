@@ -1,5 +1,6 @@
-"""Message and Revision rows are written with executemany (editor.storage._insert_rows): they
-must hold exactly what the ORM would have stored, JSON and dates included, on each database."""
+"""Transcript, Message and Revision rows are written many rows an INSERT statement
+(editor.storage._insert_rows): they must hold exactly what the ORM would have stored, JSON and
+dates included, on each database, and the search index must know every message."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from editor import formats
-from editor.models import Message, Revision, RevisionKind
+from editor import storage
+from editor.models import Message, Revision, RevisionKind, Status, Transcript
 from editor.storage import (
     MESSAGE_COLUMNS,
     NewTranscript,
@@ -87,3 +89,61 @@ def test_a_save_rewrites_the_rows(dataset, curator):
     rows = Message.objects.filter(transcript=saved).order_by("index")
     assert [row.to_canonical() for row in rows] == MESSAGES[1:]
     assert [row.index for row in rows] == [0, 1]
+
+
+def test_transcript_rows_hold_what_the_orm_would_store(dataset, curator):
+    canonical = formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
+    before = timezone.now()
+    (made,) = create_transcripts(
+        dataset,
+        [NewTranscript(TranscriptContent.from_canonical(canonical), title="t", external_id="x")],
+        author=curator,
+    )
+    row = Transcript.objects.get(pk=made.pk)
+    assert (row.pk, row.version, row.status, row.title, row.external_id) == (
+        made.pk,
+        1,
+        Status.DRAFT,
+        "t",
+        "x",
+    )
+    assert (row.created_by, row.updated_by, row.deleted_at, row.metadata) == (
+        curator,
+        curator,
+        None,
+        {},
+    )
+    assert before <= row.created_at == row.updated_at <= timezone.now()
+    assert row.canonical() == canonical and row.message_count == len(MESSAGES)
+    assert row.diagnostics == made.diagnostics and not made._state.adding
+
+
+@pytest.mark.parametrize("per_statement", [1, 3, 500])
+def test_many_rows_a_statement_keep_their_order_and_ids(
+    dataset, curator, monkeypatch, per_statement
+):
+    monkeypatch.setattr(storage, "ROWS_PER_INSERT", per_statement)
+    items = [
+        NewTranscript(
+            TranscriptContent.from_canonical(
+                formats.Transcript(
+                    spec="openchatml-2.2",
+                    messages=[
+                        formats.Message("user", f"word{n} tide{n % 3}") for _ in range(n % 4)
+                    ],
+                )
+            ),
+            title=f"T{n}",
+        )
+        for n in range(7)  # neither a multiple of 3 nor of 500: a short last statement
+    ]
+    made = create_transcripts(dataset, items, author=curator)
+    assert [Transcript.objects.get(pk=t.pk).title for t in made] == [f"T{n}" for n in range(7)]
+    assert len({t.pk for t in made}) == 7
+    for n, transcript in enumerate(made):
+        contents = list(transcript.messages.order_by("index").values_list("content", flat=True))
+        assert contents == [f"word{n} tide{n % 3}"] * (n % 4)
+    # Every message is in the search index, the last statement's too.
+    for word, titles in (("word6", ["T6"]), ("tide2", ["T2", "T5"])):
+        found = Message.objects.containing(word, search_hidden=True)
+        assert sorted(set(found.values_list("transcript__title", flat=True))) == titles
