@@ -53,7 +53,7 @@ from editor.storable import check_storable_text
 from editor.workflow import status_after_edit
 
 BATCH_SIZE = 500
-# Rows in one INSERT statement (fewer when the database takes fewer parameters).
+# Rows in one INSERT statement on SQLite (fewer when it takes fewer parameters).
 ROWS_PER_INSERT = 500
 TITLE_LENGTH = Transcript._meta.get_field("title").max_length
 EXTERNAL_ID_LENGTH = Transcript._meta.get_field("external_id").max_length
@@ -541,13 +541,20 @@ def _insert_messages(
 
 
 def _insert_objects(objects: list[models.Model]) -> None:
-    """INSERT new model instances (of one model) as ``bulk_create`` would, their pks set:
-    the values as the instances hold them (defaults applied when they were made), the
-    ``auto_now``/``auto_now_add`` dates set to now. ``bulk_create`` compiled every value
-    through the ORM: 2 s of a 10,000-transcript import (measured)."""
+    """INSERT new model instances (of one model) as ``bulk_create`` does, their pks set.
+
+    On SQLite without the ORM (``bulk_create`` compiled every value: 2 s of a
+    10,000-transcript import, measured): the values as the instances hold them (defaults
+    applied when they were made), ``auto_now``/``auto_now_add`` dates set to now, many rows
+    a statement. PostgreSQL keeps ``bulk_create``: statements that long were slower there.
+    """
     if not objects:
         return
     model = type(objects[0])
+    database = router.db_for_write(model)
+    if not _many_rows_a_statement(connections[database]):
+        model.objects.bulk_create(objects, batch_size=BATCH_SIZE)
+        return
     now = timezone.now()
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     for obj in objects:
@@ -556,11 +563,23 @@ def _insert_objects(objects: list[models.Model]) -> None:
                 setattr(obj, f.attname, now)
     rows = (tuple(getattr(obj, f.attname) for f in fields) for obj in objects)
     pks = _insert_rows(model, [f.name for f in fields], rows, returning=model._meta.pk)
-    database = router.db_for_write(model)
     for obj, pk in zip(objects, pks, strict=True):
         obj.pk = pk
         obj._state.adding = False
         obj._state.db = database
+
+
+def _many_rows_a_statement(connection) -> bool:
+    """Whether rows are inserted many a statement (SQLite) or by ``executemany``.
+
+    SQLite runs each statement in a savepoint, and the search index's trigger (migration
+    0010) makes FTS5 flush its pending terms at every one: one row a statement spent 6.4 s
+    indexing 100,000 messages, 500 rows a statement 1.3 s, the same index (measured).
+    On PostgreSQL the same import took twice as long with statements of 500 rows (Django's
+    cursor binds on the client and psycopg splits a query that long at every execution) as
+    with ``executemany``.
+    """
+    return connection.vendor == "sqlite"
 
 
 def _insert_rows(
@@ -569,7 +588,7 @@ def _insert_rows(
     rows: Iterable[tuple],
     returning: models.Field | None = None,
 ) -> list:
-    """INSERT ``rows`` (values in the order of the fields ``names``), many rows a statement.
+    """INSERT ``rows`` (values in the order of the fields ``names``).
 
     ``bulk_create`` compiles every value of every row through the ORM: that was 70 % of an
     import (measured). Here text, numbers and foreign keys (the pk) go to the driver as they
@@ -577,13 +596,8 @@ def _insert_rows(
     (JSON, dates) are prepared by the field itself for this connection, as the ORM would:
     a JSON string on SQLite, a Jsonb adapter on PostgreSQL. No signals, as with bulk_create.
 
-    Many rows a statement, not ``executemany``: SQLite runs each statement in a savepoint,
-    and the search index's trigger (migration 0010) makes FTS5 flush its pending terms at
-    every one: one row a statement spent 6.4 s indexing 100,000 messages, 500 rows a
-    statement 1.3 s, the same index (measured).
-
-    With ``returning`` (a field), the values the database gave it, in the order of ``rows``
-    (as ``bulk_create`` reads them back).
+    With ``returning`` (a field; SQLite only), the values the database gave it, in the
+    order of ``rows`` (as ``bulk_create`` reads them back).
     """
     connection = connections[router.db_for_write(model)]
     fields = [model._meta.get_field(name) for name in names]
@@ -591,18 +605,25 @@ def _insert_rows(
     head = "INSERT INTO {} ({}) VALUES ".format(
         quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)
     )
-    tail = "" if returning is None else f" RETURNING {quote(returning.column)}"
     row_sql = "({})".format(", ".join(["%s"] * len(fields)))
-    # PostgreSQL declares no limit (None); its protocol counts parameters in 16 bits.
-    parameters = connection.features.max_query_params or 65535
-    per_statement = max(1, min(ROWS_PER_INSERT, parameters // len(fields)))
-    full_sql = head + ", ".join([row_sql] * per_statement) + tail
-    returned: list = []
     plain = (models.CharField, models.TextField, models.IntegerField, models.ForeignKey)
     prepare = [
         (i, _preparer(f, connection)) for i, f in enumerate(fields) if not isinstance(f, plain)
     ]
     rows = iter(rows)
+    if not _many_rows_a_statement(connection):
+        with connection.cursor() as cursor:
+            while batch := list(islice(rows, BATCH_SIZE * 4)):
+                if prepare:
+                    batch = [_prepared(row, prepare) for row in batch]
+                cursor.executemany(head + row_sql, batch)
+        return []
+    tail = "" if returning is None else f" RETURNING {quote(returning.column)}"
+    per_statement = max(
+        1, min(ROWS_PER_INSERT, connection.features.max_query_params // len(fields))
+    )
+    full_sql = head + ", ".join([row_sql] * per_statement) + tail
+    returned: list = []
     with connection.cursor() as cursor:
         while batch := list(islice(rows, per_statement)):
             if prepare:

@@ -113,7 +113,8 @@ def test_transcript_rows_hold_what_the_orm_would_store(dataset, curator):
         None,
         {},
     )
-    assert before <= row.created_at == row.updated_at <= timezone.now()
+    assert before <= row.created_at <= timezone.now()
+    assert before <= row.updated_at <= timezone.now()
     assert row.canonical() == canonical and row.message_count == len(MESSAGES)
     assert row.diagnostics == made.diagnostics and not made._state.adding
 
