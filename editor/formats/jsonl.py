@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,16 +34,13 @@ from .convert import convert
 from .detect import classify
 from .diagnostics import Diagnostic, Diagnostics
 from .specs import SPEC_IDS, TEXT_SPECS
-from .validate import validate  # here, not per record: worker processes fork with it loaded
+from .validate import validate  # here, not per record: workers fork with it loaded
 
 BODY_KEYS = ("text", "document")
 TRANSCRIPT_KEYS = (*BODY_KEYS, "messages", "conversations", "thread")
 DATASET_SUFFIXES = (".jsonl", ".ndjson")
 # Lines per batch sent to a worker: large enough that pickling is a small share of the work.
 BATCH_LINES = 512
-# Forked workers start at once with the core already imported (the CLI has no threads to
-# fork from); where fork is missing, spawned ones import it first.
-START_METHOD = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 @dataclass
@@ -180,6 +179,40 @@ def run(
         for batch in batches:
             yield from _run_batch(task, batch)
         return
-    with multiprocessing.get_context(START_METHOD).Pool(jobs) as pool:
+    pool = worker_context().Pool(jobs, initializer=_worker_signals)
+    try:
         for reports in pool.imap(partial(_run_batch, task), batches):
             yield from reports
+    except BaseException:  # an error, Ctrl-C, or the caller stopped reading
+        pool.terminate()
+        raise
+    else:
+        pool.close()  # each worker takes its end-of-work marker and exits by itself
+    finally:
+        pool.join()
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How worker processes start.
+
+    Forked from this process (at once, the core already imported) when it runs one thread,
+    as the CLI does. A process with other threads (a test run beside a live server, a web
+    worker) forks them from a fresh server process instead: a fork copies the locks other
+    threads hold at that instant, and a worker needing one waits forever.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])  # workers fork with the core imported
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def _worker_signals() -> None:
+    """A worker dies on SIGTERM (``Pool.terminate``) whatever handler it inherited (a task
+    worker running in the same process installs one that only asks it to stop: a test run's
+    pool then never ended), and leaves Ctrl-C to the process that started it."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -31,6 +32,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def database_queue(settings):
     settings.TASKS = DATABASE_TASKS
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """The worker runs in this process and installs its own SIGTERM and SIGINT handlers: the
+    test run's come back afterwards, so later tests (and processes they fork) do not keep
+    them (a JSONL worker pool forked with them never ended)."""
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
 
 
 def queue_import(dataset, author, **options) -> ImportTask:
