@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from editor import formats
-from editor import storage
+from editor import formats, storage
 from editor.models import Message, Revision, RevisionKind, Status, Transcript
 from editor.storage import (
     MESSAGE_COLUMNS,
