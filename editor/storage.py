@@ -544,9 +544,8 @@ def _insert_objects(objects: list[models.Model]) -> None:
     """INSERT new model instances (of one model) as ``bulk_create`` does, their pks set.
 
     On SQLite without the ORM (``bulk_create`` compiled every value: 2 s of a
-    10,000-transcript import, measured): the values as the instances hold them (defaults
-    applied when they were made), ``auto_now``/``auto_now_add`` dates set to now, many rows
-    a statement. PostgreSQL keeps ``bulk_create``: statements that long were slower there.
+    10,000-transcript import, measured): each field's ``pre_save`` value, prepared as
+    ``_insert_rows`` does, many rows a statement. PostgreSQL keeps ``bulk_create``: statements that long were slower there.
     """
     if not objects:
         return
@@ -555,13 +554,9 @@ def _insert_objects(objects: list[models.Model]) -> None:
     if not _many_rows_a_statement(connections[database]):
         model.objects.bulk_create(objects, batch_size=BATCH_SIZE)
         return
-    now = timezone.now()
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    for obj in objects:
-        for f in fields:
-            if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-                setattr(obj, f.attname, now)
-    rows = (tuple(getattr(obj, f.attname) for f in fields) for obj in objects)
+    # pre_save as bulk_create calls it: the value to store (auto_now dates set to now).
+    rows = (tuple(f.pre_save(obj, True) for f in fields) for obj in objects)
     pks = _insert_rows(model, [f.name for f in fields], rows, returning=model._meta.pk)
     for obj, pk in zip(objects, pks, strict=True):
         obj.pk = pk

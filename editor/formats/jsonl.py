@@ -34,7 +34,7 @@ from .convert import convert
 from .detect import classify
 from .diagnostics import Diagnostic, Diagnostics
 from .specs import SPEC_IDS, TEXT_SPECS
-from .validate import validate  # here, not per record: workers fork with it loaded
+from .validate import validate_parsed  # here, not per record: workers fork with it
 
 BODY_KEYS = ("text", "document")
 TRANSCRIPT_KEYS = (*BODY_KEYS, "messages", "conversations", "thread")
@@ -125,9 +125,7 @@ def validate_record(number: int, line: bytes, spec: str | None) -> RecordReport:
     record = read_record(number, line, spec)
     if record.problem is not None:
         return RecordReport(number, None, 0, [record.problem])
-    transcript, diagnostics = _parse(record)
-    if transcript.spec in SPEC_IDS:  # else nothing was detected: nothing to validate
-        diagnostics = diagnostics + validate(transcript, text=record.text)
+    transcript, diagnostics = validate_parsed(record.text, _parse(record))
     return RecordReport(number, transcript.spec, len(transcript.messages), diagnostics)
 
 

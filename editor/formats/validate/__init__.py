@@ -23,7 +23,13 @@ def validate_text(text: str, spec: str | None = None) -> tuple[Transcript, list[
     every diagnostic, syntax first, then the semantic ones (``ocm validate``, the API)."""
     from .. import parse
 
-    transcript, diagnostics = parse(text, spec=spec)
+    return validate_parsed(text, parse(text, spec=spec))
+
+
+def validate_parsed(text: str, parsed: tuple[Transcript, list[Diagnostic]]):
+    """``validate_text`` of a ``text`` already parsed (a JSONL record is parsed from what
+    was read to find its spec): the parse's diagnostics, then the semantic ones."""
+    transcript, diagnostics = parsed
     if transcript.spec not in SPEC_IDS:  # nothing was detected: nothing to validate
         return transcript, diagnostics
     return transcript, diagnostics + validate(transcript, text=text)
