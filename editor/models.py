@@ -643,19 +643,28 @@ class MessageQuerySet(models.QuerySet):
         also the web search syntax: "a phrase", -word, or). Without ``search_hidden``, only
         what the end user sees of each message is searched (``end_user_text``).
 
-        PostgreSQL uses the GIN indexes of migration 0010, SQLite its FTS5 table.
+        PostgreSQL uses the GIN indexes of migrations 0010 and 0013, SQLite its FTS5 table.
         """
         words = search_words(query)
         if not words:
             return self.none()
         if connections[self.db].vendor == "postgresql":
-            text = "content" if search_hidden else Coalesce("end_user_text", "content")
             # A PostgreSQL string cannot hold a NUL character (and no word has one).
             query = SearchQuery(
                 query.replace("\x00", ""), config=SEARCH_CONFIG, search_type="websearch"
             )
-            return self.annotate(search_vector=SearchVector(text, config=SEARCH_CONFIG)).filter(
-                search_vector=query
+            found = self.annotate(content_vector=SearchVector("content", config=SEARCH_CONFIG))
+            if search_hidden:
+                return found.filter(content_vector=query)
+            # What the end user sees is the content itself where end_user_text is NULL (most
+            # messages): each half of the OR has its own index, and the second one indexes
+            # only the few messages whose visible text differs (migration 0013).
+            found = found.annotate(
+                end_user_vector=SearchVector("end_user_text", config=SEARCH_CONFIG)
+            )
+            return found.filter(
+                Q(end_user_text__isnull=True, content_vector=query)
+                | Q(end_user_text__isnull=False, end_user_vector=query)
             )
         # The whole content is both columns of the FTS5 table (see migration 0010).
         columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
@@ -682,7 +691,10 @@ class Message(models.Model):
     (an empty channel is not a missing one) and storage must not merge them.
     """
 
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="messages")
+    # No index of its own: message_unique_index (transcript, index) starts with it.
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="messages", db_index=False
+    )
     index = models.PositiveIntegerField()
     role = models.CharField(max_length=SHORT_FIELD_LENGTH)
     content = models.TextField(blank=True)
