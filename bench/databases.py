@@ -18,6 +18,7 @@ LOCAL_POSTGRES = "postgres://postgres@127.0.0.1:5432/postgres"
 
 
 def on_each_database(module: str) -> None:
+    _collect_static()
     with tempfile.TemporaryDirectory() as folder:
         _in_child(module, "SQLite", f"sqlite:///{Path(folder) / 'bench.sqlite3'}")
     server = _postgres_server()
@@ -29,10 +30,22 @@ def on_each_database(module: str) -> None:
 
 
 def _in_child(module: str, label: str, database_url: str) -> None:
+    print(f"{label}:", flush=True)
+    subprocess.run([sys.executable, "-m", module, "--child"], env=_env(database_url), check=True)
+
+
+def _env(database_url: str) -> dict[str, str]:
     env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_DEBUG": "false"}
     env.setdefault("DJANGO_SETTINGS_MODULE", "ocm_site.settings")
-    print(f"{label}:", flush=True)
-    subprocess.run([sys.executable, "-m", module, "--child"], env=env, check=True)
+    return env
+
+
+def _collect_static() -> None:
+    """Pages render as in production (``DJANGO_DEBUG=false``), whose static files come from
+    the collected manifest: a fresh clone has none yet."""
+    manage = Path(__file__).resolve().parent.parent / "manage.py"
+    command = [sys.executable, str(manage), "collectstatic", "--noinput", "--verbosity", "0"]
+    subprocess.run(command, env=_env("sqlite://:memory:"), check=True)
 
 
 def _postgres_server() -> str | None:

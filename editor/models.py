@@ -662,9 +662,11 @@ class MessageQuerySet(models.QuerySet):
             found = found.annotate(
                 end_user_vector=SearchVector("end_user_text", config=SEARCH_CONFIG)
             )
+            # The NULL test first: where a row is read rather than found through an index, each
+            # message's text is then tokenized once (a Q's keywords are sorted, so two Qs).
             return found.filter(
-                Q(end_user_text__isnull=True, content_vector=query)
-                | Q(end_user_text__isnull=False, end_user_vector=query)
+                (Q(end_user_text__isnull=True) & Q(content_vector=query))
+                | (Q(end_user_text__isnull=False) & Q(end_user_vector=query))
             )
         # The whole content is both columns of the FTS5 table (see migration 0010).
         columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
