@@ -1,6 +1,7 @@
-"""Transcript, Message and Revision rows are written many rows an INSERT statement
-(editor.storage._insert_rows): they must hold exactly what the ORM would have stored, JSON and
-dates included, on each database, and the search index must know every message."""
+"""Transcript, Message and Revision rows are written without the ORM (editor.storage._insert_rows:
+many rows an INSERT statement on SQLite, COPY on PostgreSQL): they must hold exactly what the
+ORM would have stored, JSON and dates included, on each database, and the search index must
+know every message."""
 
 from __future__ import annotations
 
@@ -147,3 +148,20 @@ def test_many_rows_a_statement_keep_their_order_and_ids(
     for word, titles in (("word6", ["T6"]), ("tide2", ["T2", "T5"])):
         found = Message.objects.containing(word, search_hidden=True)
         assert sorted(set(found.values_list("transcript__title", flat=True))) == titles
+
+
+def test_rows_written_in_bulk_leave_the_ids_ahead_of_them(dataset, curator):
+    """PostgreSQL's COPY takes the transcripts' ids from their sequence beforehand: a row the
+    ORM adds afterwards, and a second bulk write, must get new ones."""
+    canonical = formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
+    content = TranscriptContent.from_canonical(canonical)
+    first = create_transcripts(
+        dataset, [NewTranscript(content, title=f"a{n}") for n in range(3)], author=curator
+    )
+    by_orm = Transcript.objects.create(dataset=dataset, title="b", spec="openchatml-2.2")
+    second = create_transcripts(dataset, [NewTranscript(content, title="c")], author=curator)
+    ids = [t.pk for t in (*first, by_orm, *second)]
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    bulk = [t.pk for t in (*first, *second)]
+    assert Revision.objects.filter(transcript_id__in=bulk).count() == 4
+    assert Message.objects.filter(transcript_id__in=bulk).count() == 4 * len(MESSAGES)
