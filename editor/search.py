@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -27,17 +28,16 @@ def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> 
         "|".join(rf"\b{re.escape(word)}\b" for word in sorted(words, key=len, reverse=True)),
         re.IGNORECASE,
     )
-    # Only the first matching message of each transcript is read, however many match.
-    first_hits = (
-        Message.objects.filter(transcript_id=OuterRef("transcript_id"))
-        .containing(query, search_hidden)
-        .order_by("index")
-        .values("pk")[:1]
-    )
+    # Only the first matching message of each transcript is kept, however many match: each
+    # matching message is looked at once (a correlated "first match of this transcript"
+    # subquery searched the whole transcript again for every match: 150 ms a page).
     rows = (
         Message.objects.filter(transcript_id__in=ids)
         .containing(query, search_hidden)
-        .filter(pk=Subquery(first_hits))
+        .annotate(
+            place=Window(RowNumber(), partition_by=F("transcript_id"), order_by=F("index").asc())
+        )
+        .filter(place=1)
         .searched_text(search_hidden)
         .values_list("transcript_id", "searched_text")
     )

@@ -155,6 +155,22 @@ def test_a_viewers_snippets_show_only_what_the_end_user_sees(client, viewer, dat
         assert hidden not in html
 
 
+def test_each_snippet_is_cut_from_the_first_matching_message(client, annotator, dataset):
+    for n in range(3):
+        make_transcript(
+            dataset,
+            annotator,
+            f"t{n}",
+            M(role="user", content=f"Nothing here {n}."),
+            M(role="assistant", channel="final", content=f"First beacon of t{n}."),
+            M(role="user", content=f"Second beacon of t{n}."),
+        )
+    html = page(client, annotator, dataset, q="beacon")
+    for n in range(3):
+        assert f"First <mark>beacon</mark> of t{n}." in html
+    assert "Second" not in html
+
+
 def test_snippets_are_escaped(client, annotator, dataset):
     make_transcript(
         dataset,
