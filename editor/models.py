@@ -402,7 +402,7 @@ class TranscriptQuerySet(models.QuerySet):
             rows = rows.filter(Exists(answers))
         if wanted.text:
             found = Message.objects.using(self.db).containing(wanted.text, wanted.search_hidden)
-            rows = rows.filter(pk__in=found.values("transcript_id"))
+            rows = rows.filter(pk__in=found.transcript_ids())
         return rows
 
     def with_diagnostic(self, code: str) -> TranscriptQuerySet:
@@ -628,6 +628,8 @@ CACHED_MESSAGES_SECONDS = 24 * 3600
 SEARCH_WORD_RE = re.compile(r"\w+")
 # The longest search accepted (in characters): longer is refused with a clear error (4xx).
 MAX_SEARCH_LENGTH = 500
+# Matching messages up to which a search lists their transcripts (MessageQuerySet.transcript_ids).
+FEW_MATCHES = 500
 # PostgreSQL text search configuration: "simple" (no stemming, no stop words), as SQLite's
 # unicode61 tokenizer, so that both backends find the same transcripts for the same words.
 SEARCH_CONFIG = "simple"
@@ -678,6 +680,25 @@ class MessageQuerySet(models.QuerySet):
                 (expression,),
             )
         )
+
+    def transcript_ids(self) -> MessageQuerySet | list[int]:
+        """The transcripts of these messages, for ``pk__in``: the list itself when few
+        messages match (PostgreSQL only), else a subquery.
+
+        PostgreSQL estimates a search's matches from each word's frequency and can be wrong
+        by orders of magnitude (a rare word beside a common one: 525 estimated, 1 found);
+        believing many match, it walks a sorted page's transcripts in order and searches each
+        one's messages until the page is full: every transcript when almost none match (25 s
+        at 100,000 transcripts; docs/performance.md, Text search). Reading up to
+        ``FEW_MATCHES`` + 1 matches first costs one index scan and settles it. SQLite's FTS5
+        table gives its matches first whatever they are, so it keeps the subquery.
+        """
+        if connections[self.db].vendor == "postgresql":
+            matches = self.order_by().values_list("transcript_id", flat=True)  # any first ones
+            few = list(matches[: FEW_MATCHES + 1])
+            if len(few) <= FEW_MATCHES:
+                return sorted(set(few))
+        return self.values("transcript_id")
 
     def searched_text(self, search_hidden: bool) -> MessageQuerySet:
         """Annotate ``searched_text``: the text ``containing`` searched in each message."""

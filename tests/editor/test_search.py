@@ -155,6 +155,20 @@ def test_a_viewers_snippets_show_only_what_the_end_user_sees(client, viewer, dat
         assert hidden not in html
 
 
+@pytest.mark.parametrize("few", [0, 1, 500])
+@pytest.mark.parametrize("search_hidden", [True, False])
+def test_few_and_many_matches_find_the_same_transcripts(
+    searchable, monkeypatch, few, search_hidden
+):
+    """PostgreSQL lists the transcripts of a few matches and uses a subquery past that
+    (MessageQuerySet.transcript_ids): both must find the same."""
+    monkeypatch.setattr("editor.models.FEW_MATCHES", few)
+    assert found("harbour", search_hidden=search_hidden) == {"visible", "hidden"}
+    expected = {"hidden"} if search_hidden else set()
+    assert found("zephyr", search_hidden=search_hidden) == expected
+    assert found("nowhere", search_hidden=search_hidden) == set()
+
+
 def test_each_snippet_is_cut_from_the_first_matching_message(client, annotator, dataset):
     for n in range(3):
         make_transcript(
