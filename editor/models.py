@@ -30,6 +30,7 @@ from django.db.models import (
     Count,
     Exists,
     F,
+    Func,
     Max,
     OuterRef,
     Prefetch,
@@ -401,9 +402,23 @@ class TranscriptQuerySet(models.QuerySet):
             )
             rows = rows.filter(Exists(answers))
         if wanted.text:
-            found = Message.objects.using(self.db).containing(wanted.text, wanted.search_hidden)
-            rows = rows.filter(pk__in=found.transcript_ids())
+            rows = rows.containing(wanted.text, wanted.search_hidden)
         return rows
+
+    def containing(self, text: str, search_hidden: bool) -> TranscriptQuerySet:
+        """Transcripts with a message containing ``text`` (``MessageQuerySet.containing``),
+        found from the whole set of matching messages: its cost grows with the matches, the
+        same for a page and for everything (bulk actions, counts, exports)."""
+        found = Message.objects.using(self.db).containing(text, search_hidden)
+        return self.filter(pk__in=found.transcript_ids())
+
+    def probed_for(self, text: str, search_hidden: bool) -> TranscriptQuerySet:
+        """The same transcripts as ``containing``, found by looking into each transcript's
+        own messages: cheap for the first page of a sorted list when most transcripts
+        match (the walk stops at the page's end), ruinous when few do (every transcript is
+        looked into). ``editor.search.search_page`` chooses between the two."""
+        messages = Message.objects.using(self.db).filter(transcript=OuterRef("pk"))
+        return self.filter(Exists(messages.probed_for(text, search_hidden)))
 
     def with_diagnostic(self, code: str) -> TranscriptQuerySet:
         """Transcripts with a diagnostic of ``code`` in their stored ``diagnostics`` list."""
@@ -551,6 +566,10 @@ class Transcript(models.Model):
             models.Index(fields=["dataset", "error_count"], name="transcript_errors_idx"),
             # The dataset page's default order (newest change first).
             models.Index(fields=["dataset", "updated_at"], name="transcript_updated_idx"),
+            # Every sort of the list has an index to walk: a search's page is found by looking
+            # into the transcripts in that order (editor.search.search_page).
+            models.Index(fields=["dataset", "title"], name="transcript_title_idx"),
+            models.Index(fields=["dataset", "message_count"], name="transcript_messages_idx"),
         ]
 
     def __str__(self) -> str:
@@ -639,6 +658,35 @@ def search_words(query: str) -> list[str]:
     return SEARCH_WORD_RE.findall(query)
 
 
+def fts_query(query: str, search_hidden: bool) -> str:
+    """The FTS5 query of SQLite's search table for the words of ``query``: all of them, in
+    what the end user sees or, with ``search_hidden``, anywhere in the content (its two
+    columns together are the whole content; migration 0010)."""
+    columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
+    # Every word as an FTS5 string (a \w+ word holds no double quote to escape).
+    return " AND ".join(f'{columns} : "{word}"' for word in search_words(query))
+
+
+class _FtsRowMatches(Func):
+    """SQLite: does the message whose id is the first argument match the FTS5 query (the
+    second)? One lookup in the search table by rowid. (Joined to the messages without the
+    rowid, SQLite ran the whole full-text query again for every transcript looked into:
+    27 s for a page of 100,000 transcripts.)"""
+
+    output_field = BooleanField()
+
+    def as_sql(self, compiler, connection, **extra_context):
+        message, query = self.get_source_expressions()
+        message_sql, message_params = compiler.compile(message)
+        query_sql, query_params = compiler.compile(query)
+        sql = (
+            "EXISTS (SELECT 1 FROM editor_message_search"
+            f" WHERE editor_message_search.rowid = {message_sql}"
+            f" AND editor_message_search MATCH {query_sql})"
+        )
+        return sql, (*message_params, *query_params)
+
+
 class MessageQuerySet(models.QuerySet):
     def containing(self, query: str, search_hidden: bool) -> MessageQuerySet:
         """Messages whose text has every word of ``query`` (case-insensitive; on PostgreSQL
@@ -670,16 +718,20 @@ class MessageQuerySet(models.QuerySet):
                 (Q(end_user_text__isnull=True) & Q(content_vector=query))
                 | (Q(end_user_text__isnull=False) & Q(end_user_vector=query))
             )
-        # The whole content is both columns of the FTS5 table (see migration 0010).
-        columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
-        # Every word as an FTS5 string (a \w+ word holds no double quote to escape).
-        expression = " AND ".join(f'{columns} : "{word}"' for word in words)
         return self.filter(
             pk__in=RawSQL(
                 "SELECT rowid FROM editor_message_search WHERE editor_message_search MATCH %s",
-                (expression,),
+                (fts_query(query, search_hidden),),
             )
         )
+
+    def probed_for(self, query: str, search_hidden: bool) -> MessageQuerySet:
+        """The same messages as ``containing``, each one looked up in the search index: for
+        a few messages (a transcript's, a page's), where ``containing`` on SQLite would read
+        every match of the whole table first. PostgreSQL's planner makes that choice itself."""
+        if connections[self.db].vendor == "postgresql" or not search_words(query):
+            return self.containing(query, search_hidden)
+        return self.filter(_FtsRowMatches(F("pk"), Value(fts_query(query, search_hidden))))
 
     def transcript_ids(self) -> MessageQuerySet | list[int]:
         """The transcripts of these messages, for ``pk__in``: the list itself when few

@@ -1,39 +1,180 @@
-"""Snippets of a text search: a short, escaped excerpt around the first hit of each listed
-transcript, cut from the same text the search looked in (``MessageQuerySet.containing``), so
-a viewer's snippet never shows what the end user may not see."""
+"""A page of a text search over a dataset's transcripts (``search_page``), and its snippets:
+a short, escaped excerpt around the first hit of each listed transcript, cut from the same
+text the search looked in (``MessageQuerySet.containing``), so a viewer's snippet never shows
+what the end user may not see."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-from django.db.models import F, Window
+from django.core.paginator import Page, Paginator
+from django.db import connections
+from django.db.models import F, OuterRef, Subquery, Window
 from django.db.models.functions import RowNumber
+from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from editor.models import Message, search_words
+from editor.models import Message, Transcript, TranscriptQuerySet, fts_query, search_words
 
 # Characters of context shown on each side of the first hit.
 SNIPPET_CONTEXT = 60
 
+# Matching messages read first: when there are no more, their transcripts are the answer.
+PROBE_MATCHES = 1_000
+# Transcripts, first in the page's order, looked into to tell how many transcripts match.
+SAMPLE_TRANSCRIPTS = 100
+# Transcripts a page may look into one by one (``probed_for``) rather than computing every
+# match: on SQLite each costs 0.1-0.2 ms, and every match of a word in all of 100,000
+# transcripts 1-4 s (docs/performance.md, Text search).
+WALK_BUDGET = 1_000
+
+
+def search_page(
+    rows: TranscriptQuerySet, text: str, search_hidden: bool, number, per_page: int
+) -> Page:
+    """Page ``number`` of ``rows`` (filtered and sorted) keeping those with a message that
+    contains ``text``, each with its ``snippet``: the same transcripts as
+    ``rows.containing(text, …)``, found the cheapest way for their number.
+
+    - At most ``PROBE_MATCHES`` matching messages (read first, in no order): the page
+      filters on their transcripts' ids, counted exactly.
+    - More, and enough of the page's first transcripts match that the page is found by
+      looking into at most ``WALK_BUDGET`` transcripts in order: the sorted transcripts are
+      looked into one by one until the page is full (``probed_for``), and the count is an
+      estimate (``EstimatedPaginator``): counting exactly means finding every match.
+    - Otherwise every match is found (``containing``), counted exactly.
+    """
+    if not search_words(text):  # nothing searchable in it: no match
+        return Paginator(rows.none(), per_page).get_page(number)
+    first = _first_matches(rows.db, text, search_hidden)
+    if len(first) <= PROBE_MATCHES:
+        transcripts = sorted({transcript_id for transcript_id, _ in first})
+        page = Paginator(rows.filter(pk__in=transcripts), per_page).get_page(number)
+        found = _snippets_among([message_id for _, message_id in first], page, text, search_hidden)
+    else:
+        page = _page_of_many(rows, text, search_hidden, number, per_page)
+        found = snippets([transcript.pk for transcript in page], text, search_hidden)
+    for transcript in page:
+        transcript.snippet = found.get(transcript.pk)
+    return page
+
+
+def _page_of_many(rows, text: str, search_hidden: bool, number, per_page: int) -> Page:
+    probed = rows.probed_for(text, search_hidden)
+    total = rows.count()
+    if total <= SAMPLE_TRANSCRIPTS:  # looking into each one is cheap, and exact
+        return Paginator(probed, per_page).get_page(number)
+    sample = rows.values("pk")[:SAMPLE_TRANSCRIPTS]
+    share = probed.filter(pk__in=sample).count() / SAMPLE_TRANSCRIPTS
+    number = _page_number(number)
+    if share and (number * per_page + 1) / share <= WALK_BUDGET:
+        page = EstimatedPaginator(probed, per_page, share * total).page(number)
+        if page.object_list or number == 1:
+            return page
+    return Paginator(rows.containing(text, search_hidden), per_page).get_page(number)
+
+
+def _first_matches(db: str, text: str, search_hidden: bool) -> list[tuple[int, int]]:
+    """``(transcript id, message id)`` of up to ``PROBE_MATCHES`` + 1 messages containing
+    ``text``, in no particular order."""
+    limit = PROBE_MATCHES + 1
+    if connections[db].vendor == "sqlite":
+        # The search table's rowids in its own order, each looked up once: through
+        # ``containing`` (``id IN (…)``) SQLite would first read every match.
+        with connections[db].cursor() as cursor:
+            cursor.execute(
+                "SELECT probed.transcript_id, probed.id FROM editor_message_search"
+                " CROSS JOIN editor_message AS probed ON probed.id = editor_message_search.rowid"
+                " WHERE editor_message_search MATCH %s LIMIT %s",
+                (fts_query(text, search_hidden), limit),
+            )
+            return cursor.fetchall()
+    matches = Message.objects.using(db).containing(text, search_hidden).order_by()
+    return list(matches.values_list("transcript_id", "pk")[:limit])
+
+
+def _page_number(number) -> int:
+    try:
+        return max(1, int(number))
+    except (TypeError, ValueError):
+        return 1
+
+
+class EstimatedPaginator(Paginator):
+    """Pages of a list too long to count: ``count`` is an estimate (two significant
+    digits), and a page is read with one row more to know whether another follows."""
+
+    estimated = True
+
+    def __init__(self, object_list, per_page: int, estimate: float):
+        super().__init__(object_list, per_page)
+        self.estimate = estimate
+        self.known = 0  # rows seen to exist: the estimate never says fewer
+
+    @cached_property
+    def count(self) -> int:
+        return max(self.known, int(float(f"{self.estimate:.2g}")))
+
+    def page(self, number: int) -> Page:
+        start = (number - 1) * self.per_page
+        rows = list(self.object_list[start : start + self.per_page + 1])
+        self.known = max(self.known, start + len(rows))
+        return EstimatedPage(rows[: self.per_page], number, self, more=len(rows) > self.per_page)
+
+
+class EstimatedPage(Page):
+    def __init__(self, object_list, number: int, paginator: EstimatedPaginator, more: bool):
+        super().__init__(object_list, number, paginator)
+        self.more = more
+
+    def has_next(self) -> bool:
+        return self.more
+
+    def next_page_number(self) -> int:
+        return self.number + 1
+
+    def previous_page_number(self) -> int:
+        return self.number - 1
+
+    def end_index(self) -> int:
+        return self.start_index() + len(self.object_list) - 1
+
 
 def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> dict[int, str]:
-    """``{transcript id: snippet HTML}`` for the transcripts of a page (one query)."""
-    words = search_words(query)
+    """``{transcript id: snippet HTML}`` for the transcripts of a page (one query): each
+    transcript's messages are looked into in order until the first match, cheap where
+    matches are common (``search_page`` knows the matches themselves where they are few)."""
+    hit = _hit_pattern(query)
     ids = list(transcript_ids)
-    if not words or not ids:
+    if hit is None or not ids:
         return {}
-    hit = re.compile(
-        "|".join(rf"\b{re.escape(word)}\b" for word in sorted(words, key=len, reverse=True)),
-        re.IGNORECASE,
+    first_match = (
+        Message.objects.filter(transcript=OuterRef("pk"))
+        .probed_for(query, search_hidden)
+        .searched_text(search_hidden)
+        .order_by("index")
+        .values("searched_text")[:1]
     )
-    # Only the first matching message of each transcript is kept, however many match: each
-    # matching message is looked at once (a correlated "first match of this transcript"
-    # subquery searched the whole transcript again for every match: 150 ms a page).
     rows = (
-        Message.objects.filter(transcript_id__in=ids)
-        .containing(query, search_hidden)
+        Transcript.objects.filter(pk__in=ids)
+        .annotate(searched_text=Subquery(first_match))
+        .filter(searched_text__isnull=False)
+        .values_list("pk", "searched_text")
+    )
+    return {transcript_id: _snippet(text, hit) for transcript_id, text in rows}
+
+
+def _snippets_among(message_ids: list[int], page: Page, query: str, search_hidden: bool):
+    """Snippets of the page's transcripts from the first of ``message_ids`` (every message
+    that matches) in each: no search needed, only their texts."""
+    hit = _hit_pattern(query)
+    transcripts = [transcript.pk for transcript in page]
+    if hit is None or not transcripts:
+        return {}
+    rows = (
+        Message.objects.filter(pk__in=message_ids, transcript_id__in=transcripts)
         .annotate(
             place=Window(RowNumber(), partition_by=F("transcript_id"), order_by=F("index").asc())
         )
@@ -42,6 +183,16 @@ def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> 
         .values_list("transcript_id", "searched_text")
     )
     return {transcript_id: _snippet(text, hit) for transcript_id, text in rows}
+
+
+def _hit_pattern(query: str) -> re.Pattern | None:
+    words = search_words(query)
+    if not words:
+        return None
+    return re.compile(
+        "|".join(rf"\b{re.escape(word)}\b" for word in sorted(words, key=len, reverse=True)),
+        re.IGNORECASE,
+    )
 
 
 def _snippet(text: str, hit: re.Pattern) -> SafeString:

@@ -1,5 +1,7 @@
 """HTML views: thin. They read the request, call one domain function and render."""
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -94,15 +96,16 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         Transcript.objects.filter(dataset=dataset)
         .summaries()
         .select_related("updated_by")
-        .matching(wanted)
+        .matching(replace(wanted, text=None))
         .sorted_by(sort)
     )
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    queues = list(dataset.queues.all())
     if wanted.text:
-        found = search.snippets([t.pk for t in page], wanted.text, wanted.search_hidden)
-        for transcript in page:
-            transcript.snippet = found.get(transcript.pk)
+        page = search.search_page(
+            rows, wanted.text, wanted.search_hidden, request.GET.get("page"), PAGE_SIZE
+        )
+    else:
+        page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    queues = list(dataset.queues.all())
     context = {
         "dataset": dataset,
         "filter_form": filters,
@@ -151,7 +154,8 @@ def _page_links(request, path: str, page) -> dict[str, str]:
         links["previous"] = _url(request, path, page=page.previous_page_number())
     if page.has_next():
         links["next"] = _url(request, path, page=page.next_page_number())
-        links["last"] = _url(request, path, page=page.paginator.num_pages)
+        if not isinstance(page.paginator, search.EstimatedPaginator):
+            links["last"] = _url(request, path, page=page.paginator.num_pages)
     return links
 
 

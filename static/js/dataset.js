@@ -25,7 +25,8 @@
     const total = Number(form.dataset.total);
     const selected = allMatching.checked ? total : ticked;
     if (allMatching.checked) {
-      count.textContent = `All ${total} matching selected`;
+      const about = form.dataset.estimated ? "about " : "";
+      count.textContent = `All ${about}${total} matching selected`;
     } else {
       count.textContent = ticked ? `${ticked} selected` : "None selected";
     }
