@@ -6,7 +6,8 @@ one of ~5 MB.
   (summary columns and the stored ``message_count``) and the API route;
 * the dataset page (first page, sorted by last change; a filtered page) and the dashboard;
 * text search on the dataset page: a word in every transcript (as a curator and as a viewer,
-  who searches only what the end user sees) and words in one transcript's tool call.
+  who searches only what the end user sees; first page, and a later page in another order)
+  and words in one transcript's tool call.
 
 Runs once per database, each in a child process with a throwaway database
 (``bench.databases``).
@@ -90,6 +91,12 @@ def _child() -> None:
     _timed(
         "dataset page, search: in every transcript",
         lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
+    )
+    _timed(
+        "same search, sorted by title, page 3",
+        lambda n: _page(
+            client, f"/datasets/{dataset.slug}/", {"q": "harbour", "sort": "title", "page": 3}
+        ),
     )
     as_viewer = Client()
     as_viewer.force_login(viewer)
