@@ -647,8 +647,6 @@ CACHED_MESSAGES_SECONDS = 24 * 3600
 SEARCH_WORD_RE = re.compile(r"\w+")
 # The longest search accepted (in characters): longer is refused with a clear error (4xx).
 MAX_SEARCH_LENGTH = 500
-# Matching messages up to which a search lists their transcripts (MessageQuerySet.transcript_ids).
-FEW_MATCHES = 500
 # PostgreSQL text search configuration: "simple" (no stemming, no stop words), as SQLite's
 # unicode61 tokenizer, so that both backends find the same transcripts for the same words.
 SEARCH_CONFIG = "simple"
@@ -733,24 +731,24 @@ class MessageQuerySet(models.QuerySet):
             return self.containing(query, search_hidden)
         return self.filter(_FtsRowMatches(F("pk"), Value(fts_query(query, search_hidden))))
 
-    def transcript_ids(self) -> MessageQuerySet | list[int]:
-        """The transcripts of these messages, for ``pk__in``: the list itself when few
-        messages match (PostgreSQL only), else a subquery.
+    def transcript_ids(self) -> MessageQuerySet | RawSQL:
+        """The transcripts of these messages, for ``pk__in``, found from the whole set of
+        them first.
 
-        PostgreSQL estimates a search's matches from each word's frequency and can be wrong
-        by orders of magnitude (a rare word beside a common one: 525 estimated, 1 found);
-        believing many match, it walks a sorted page's transcripts in order and searches each
-        one's messages until the page is full: every transcript when almost none match (25 s
-        at 100,000 transcripts; docs/performance.md, Text search). Reading up to
-        ``FEW_MATCHES`` + 1 matches first costs one index scan and settles it. SQLite's FTS5
-        table gives its matches first whatever they are, so it keeps the subquery.
+        On PostgreSQL the subquery is fenced (``OFFSET 0``) so that the planner cannot turn
+        it into a walk of a sorted list's transcripts, searching each one's messages until
+        the page is full: it estimates a search's matches from each word's frequency and can
+        be wrong by orders of magnitude (a rare word beside a common one: 525 estimated, 1
+        found; 25 s at 100,000 transcripts), and even right the walk is slow wherever few
+        transcripts match (a word in 1 % of them: 2.7 s). Where a walk is the fast way (most
+        transcripts match), ``editor.search`` asks for it (``probed_for``). SQLite computes
+        an ``IN`` subquery first anyway.
         """
-        if connections[self.db].vendor == "postgresql":
-            matches = self.order_by().values_list("transcript_id", flat=True)  # any first ones
-            few = list(matches[: FEW_MATCHES + 1])
-            if len(few) <= FEW_MATCHES:
-                return sorted(set(few))
-        return self.values("transcript_id")
+        transcripts = self.order_by().values("transcript_id")
+        if connections[self.db].vendor != "postgresql" or transcripts.query.is_empty():
+            return transcripts
+        sql, params = transcripts.query.get_compiler(self.db).as_sql()
+        return RawSQL(f"SELECT transcript_id FROM ({sql}) AS matches OFFSET 0", params)
 
     def searched_text(self, search_hidden: bool) -> MessageQuerySet:
         """Annotate ``searched_text``: the text ``containing`` searched in each message."""

@@ -1,10 +1,13 @@
 """Transcripts: list and add in a dataset; read, save, delete, render, export, validate one;
 its revision history (list, show, diff, restore)."""
 
+from dataclasses import replace
+
 from django.http import Http404
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
+from editor import search
 from editor.exporting import export_transcript
 from editor.formats.render import render as render_transcript
 from editor.models import Transcript
@@ -20,7 +23,7 @@ from editor.visibility import FULL_CONTENT, export_audience, require_audience
 
 from ..access import visible_dataset, visible_transcript
 from ..errors import errors
-from ..pagination import LimitOffset
+from ..pagination import MAX_LIMIT, LimitOffset
 from ..schemas import (
     Audience,
     DiagnosticsOut,
@@ -59,14 +62,14 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
     manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    rows = (
-        manager.filter(dataset=dataset)
-        .summaries()
-        .matching(filters.to_filter(search_hidden=dataset.user_sees_hidden))
-    )
+    wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)
+    rows = manager.filter(dataset=dataset).summaries().matching(replace(wanted, text=None))
     if filters.deleted:
         rows = rows.deleted()
-    return rows.sorted_by(filters.sort)
+    rows = rows.sorted_by(filters.sort)
+    if wanted.text:
+        rows = search.rows_containing(rows, wanted.text, wanted.search_hidden, MAX_LIMIT)
+    return rows
 
 
 @router.post(

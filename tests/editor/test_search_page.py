@@ -136,3 +136,30 @@ def test_the_page_says_an_estimate_is_one(client, annotator, beacons, monkeypatc
     html = client.get(url, {"q": "beacon", "sort": "title", "page": 2}).content.decode()
     assert "First <mark>beacon</mark> of t" in html
     assert 'rel="prev"' in html
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("sort", ["-updated", "title"])
+@pytest.mark.parametrize("search_hidden", [True, False])
+def test_every_way_lists_the_exact_search_for_the_api(
+    beacons, monkeypatch, way, sort, search_hidden
+):
+    for name, value in WAYS[way].items():
+        monkeypatch.setattr(search, name, value)
+    rows = Transcript.objects.filter(dataset=beacons).sorted_by(sort)
+    listed = search.rows_containing(rows, "beacon", search_hidden, rows_needed=PER_PAGE)
+    expected = exact(beacons, "beacon", search_hidden, sort)
+    assert list(listed.values_list("pk", flat=True)) == expected
+    assert listed.count() == len(expected)
+    assert list(listed.values_list("pk", flat=True)[PER_PAGE : 2 * PER_PAGE]) == expected[4:8]
+
+
+def test_the_api_lists_a_search_in_order(client, annotator, beacons, monkeypatch):
+    monkeypatch.setattr(search, "PROBE_MATCHES", 0)
+    monkeypatch.setattr(search, "SAMPLE_TRANSCRIPTS", 5)
+    client.force_login(annotator)
+    url = f"/api/v1/datasets/{beacons.slug}/transcripts"
+    answer = client.get(url, {"q": "beacon", "sort": "title", "limit": 5, "offset": 5}).json()
+    expected = exact(beacons, "beacon", True, "title")
+    assert answer["count"] == len(expected)
+    assert [item["id"] for item in answer["items"]] == expected[5:10]
