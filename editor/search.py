@@ -25,6 +25,9 @@ SNIPPET_CONTEXT = 60
 PROBE_MATCHES = 1_000
 # Transcripts, first in the page's order, looked into to tell how many transcripts match.
 SAMPLE_TRANSCRIPTS = 100
+# Lists up to this long are counted exactly by looking into each transcript (SQLite: about
+# 0.1 ms each); past it a search with many matches shows an estimate.
+EXACT_COUNT_LIMIT = 2_000
 # Transcripts a page may look into one by one (``probed_for``) rather than computing every
 # match: on SQLite each costs 0.1-0.2 ms, and every match of a word in all of 100,000
 # transcripts 1-4 s (docs/performance.md, Text search).
@@ -40,10 +43,12 @@ def search_page(
 
     - At most ``PROBE_MATCHES`` matching messages (read first, in no order): the page
       filters on their transcripts' ids, counted exactly.
+    - More, in a list of at most ``EXACT_COUNT_LIMIT`` transcripts: each one is looked into
+      (``probed_for``), the page's in order until it is full, all of them for the count.
     - More, and enough of the list's first transcripts match that the page is found by
       looking into at most ``WALK_BUDGET`` transcripts in order: the sorted transcripts are
-      looked into one by one until the page is full (``probed_for``), and the count is an
-      estimate (``EstimatedPaginator``): counting exactly means finding every match.
+      looked into one by one until the page is full, and the count is an estimate
+      (``EstimatedPaginator``): counting exactly means finding every match.
     - Otherwise every match is found (``containing``), counted exactly.
     """
     if not search_words(text):  # nothing searchable in it: no match
@@ -85,12 +90,13 @@ def rows_containing(
 
 def _page_of_many(rows, text: str, search_hidden: bool, number, per_page: int) -> Page:
     probed = rows.probed_for(text, search_hidden)
-    share, whole = _sampled_share(rows, probed)
-    if whole:  # the list is the sample: looking into each one is cheap, and exact
+    total = rows.count()
+    if total <= EXACT_COUNT_LIMIT:  # looking into each one, even to count them, is cheap
         return Paginator(probed, per_page).get_page(number)
+    share, _ = _sampled_share(rows, probed)
     number = _page_number(number)
     if share and (number * per_page + 1) / share <= WALK_BUDGET:
-        page = EstimatedPaginator(probed, per_page, share * rows.count()).page(number)
+        page = EstimatedPaginator(probed, per_page, share * total).page(number)
         if page.object_list or number == 1:
             return page
     return Paginator(rows.containing(text, search_hidden), per_page).get_page(number)

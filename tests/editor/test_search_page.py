@@ -16,11 +16,12 @@ M = formats.Message
 PER_PAGE = 4
 
 # The settings that send a search down each of search_page's ways.
+PAST_ESTIMATES = {"PROBE_MATCHES": 0, "EXACT_COUNT_LIMIT": 0, "SAMPLE_TRANSCRIPTS": 5}
 WAYS = {
     "few matches": {},
-    "looked into in order": {"PROBE_MATCHES": 0, "SAMPLE_TRANSCRIPTS": 5, "WALK_BUDGET": 10**6},
-    "every match": {"PROBE_MATCHES": 0, "SAMPLE_TRANSCRIPTS": 5, "WALK_BUDGET": 0},
-    "small list": {"PROBE_MATCHES": 0, "SAMPLE_TRANSCRIPTS": 10**6},
+    "each looked into, counted": {"PROBE_MATCHES": 0},
+    "looked into in order": {**PAST_ESTIMATES, "WALK_BUDGET": 10**6},
+    "every match": {**PAST_ESTIMATES, "WALK_BUDGET": 0},
 }
 
 
@@ -92,8 +93,11 @@ def test_a_search_without_a_match_is_an_empty_page_on_every_way(beacons, monkeyp
         assert page.paginator.count == 0
 
 
-def test_counts_past_the_probe_are_estimates_never_below_what_was_seen(beacons, monkeypatch):
-    monkeypatch.setattr(search, "PROBE_MATCHES", 0)
+def test_long_lists_with_many_matches_get_an_estimate_never_below_what_was_seen(
+    beacons, monkeypatch
+):
+    for name, value in PAST_ESTIMATES.items():
+        monkeypatch.setattr(search, name, value)
     monkeypatch.setattr(search, "SAMPLE_TRANSCRIPTS", 6)  # the first six by title: 4 match
     page = searched(beacons, "beacon", False, "title", 1)
     assert isinstance(page.paginator, search.EstimatedPaginator)
@@ -104,9 +108,16 @@ def test_counts_past_the_probe_are_estimates_never_below_what_was_seen(beacons, 
     assert (page.start_index(), page.end_index(), page.has_next()) == (13, 16, False)
 
 
-def test_a_page_past_the_end_of_an_estimate_is_the_last_page(beacons, monkeypatch):
+def test_many_matches_in_a_short_list_are_counted_exactly(beacons, monkeypatch):
     monkeypatch.setattr(search, "PROBE_MATCHES", 0)
-    monkeypatch.setattr(search, "SAMPLE_TRANSCRIPTS", 5)
+    page = searched(beacons, "beacon", False, "title", 2)
+    assert not isinstance(page.paginator, search.EstimatedPaginator)
+    assert (page.paginator.count, page.paginator.num_pages) == (16, 4)
+
+
+def test_a_page_past_the_end_of_an_estimate_is_the_last_page(beacons, monkeypatch):
+    for name, value in PAST_ESTIMATES.items():
+        monkeypatch.setattr(search, name, value)
     page = searched(beacons, "beacon", False, "title", 40)
     assert page.number == 4
     assert len(page) == 4
@@ -123,8 +134,8 @@ def test_a_message_looked_up_matches_as_in_the_whole_search(beacons, query, sear
 
 
 def test_the_page_says_an_estimate_is_one(client, annotator, beacons, monkeypatch):
-    monkeypatch.setattr(search, "PROBE_MATCHES", 0)
-    monkeypatch.setattr(search, "SAMPLE_TRANSCRIPTS", 5)
+    for name, value in PAST_ESTIMATES.items():
+        monkeypatch.setattr(search, name, value)
     monkeypatch.setattr("editor.views.PAGE_SIZE", PER_PAGE)
     client.force_login(annotator)
     url = reverse("dataset", args=[beacons.slug])
