@@ -1,6 +1,6 @@
 """Lists at real size (issue 10): a dataset of 1,000 small transcripts (20 messages each;
 ``OCM_BENCH_LIST_TRANSCRIPTS`` sets how many, e.g. 100000 for the issue's target size) and
-three of 10,000 messages (~5 MB each).
+three of 10,000 messages (~4 MB each).
 
 * a page of the transcript list (50 rows, the long transcripts among them): the query alone
   (summary columns and the stored ``message_count``) and the API route;

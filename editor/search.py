@@ -55,8 +55,7 @@ def search_page(
         return Paginator(rows.none(), per_page).get_page(number)
     first = _first_matches(rows.db, text, search_hidden)
     if len(first) <= PROBE_MATCHES:
-        transcripts = sorted({transcript_id for transcript_id, _ in first})
-        page = Paginator(rows.filter(pk__in=transcripts), per_page).get_page(number)
+        page = Paginator(rows.filter(pk__in=_transcripts_of(first)), per_page).get_page(number)
         found = _snippets_among([message_id for _, message_id in first], page, text, search_hidden)
     else:
         page = _page_of_many(rows, text, search_hidden, number, per_page)
@@ -78,12 +77,12 @@ def rows_containing(
         return rows.none()
     first = _first_matches(rows.db, text, search_hidden)
     if len(first) <= PROBE_MATCHES:
-        return rows.filter(pk__in=sorted({transcript_id for transcript_id, _ in first}))
+        return rows.filter(pk__in=_transcripts_of(first))
     if connections[rows.db].vendor != "postgresql":
         return rows.containing(text, search_hidden)
     probed = rows.probed_for(text, search_hidden)
     share, whole = _sampled_share(rows, probed)
-    if whole or (share and (rows_needed + 1) / share <= WALK_BUDGET):
+    if whole or _walk_fits(share, rows_needed):
         return probed
     return rows.containing(text, search_hidden)
 
@@ -95,11 +94,21 @@ def _page_of_many(rows, text: str, search_hidden: bool, number, per_page: int) -
         return Paginator(probed, per_page).get_page(number)
     share, _ = _sampled_share(rows, probed)
     number = _page_number(number)
-    if share and (number * per_page + 1) / share <= WALK_BUDGET:
+    if _walk_fits(share, number * per_page):
         page = EstimatedPaginator(probed, per_page, share * total).page(number)
         if page.object_list or number == 1:
             return page
     return Paginator(rows.containing(text, search_hidden), per_page).get_page(number)
+
+
+def _transcripts_of(matches: list[tuple[int, int]]) -> list[int]:
+    return sorted({transcript_id for transcript_id, _ in matches})
+
+
+def _walk_fits(share: float, rows_needed: int) -> bool:
+    """Whether ``rows_needed`` rows (and one more, to know if another page follows) are
+    expected within ``WALK_BUDGET`` transcripts looked into, ``share`` of them matching."""
+    return share > 0 and (rows_needed + 1) / share <= WALK_BUDGET
 
 
 def _sampled_share(rows, probed) -> tuple[float, bool]:

@@ -162,8 +162,9 @@ def test_the_whole_set_of_matches_finds_the_same_transcripts_sorted(searchable, 
     for sort in ("-updated", "title", "id"):
         wanted = TranscriptFilter(text="harbour", search_hidden=search_hidden)
         rows = Transcript.objects.matching(wanted).sorted_by(sort)
-        assert {row.title for row in rows[:1]} <= {"visible", "hidden"}
-        assert {row.title for row in rows} == {"visible", "hidden"}
+        everything = list(rows)
+        assert {row.title for row in everything} == {"visible", "hidden"}
+        assert list(rows[:1]) == everything[:1]  # a page: where the planner could walk
     expected = {"hidden"} if search_hidden else set()
     assert found("zephyr", search_hidden=search_hidden) == expected
     assert found("nowhere", search_hidden=search_hidden) == set()

@@ -67,6 +67,8 @@ def test_every_way_finds_the_pages_of_the_exact_search(
     pages = []
     for number in range(1, 10):
         page = searched(beacons, "beacon", search_hidden, sort, number)
+        estimated = isinstance(page.paginator, search.EstimatedPaginator)
+        assert estimated == (way == "looked into in order")
         pages.append([transcript.pk for transcript in page])
         assert page.has_next() == (number * PER_PAGE < len(expected))
         if not page.has_next():
