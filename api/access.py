@@ -34,7 +34,8 @@ def visible_transcript(user, pk: int, *, deleted_ok: bool = False) -> Transcript
     if not user.is_superuser:
         # The membership that lets the caller in is joined already: its role comes along.
         rows = rows.annotate(caller_role=F("dataset__memberships__role"))
-    transcript = rows.first()
+    # One row at most (one membership per user and dataset): no ORDER BY to compile or run.
+    transcript = next(iter(rows.order_by()[:1]), None)
     if transcript is None:
         raise Http404(f"No transcript {pk} among yours.")
     if not user.is_superuser:
