@@ -96,7 +96,7 @@ def edit_message(
     unknown = sorted(set(changes) - EDITABLE_FIELDS)
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, expected_version)
     check_index(messages, index)
     edited = {**messages[index].to_dict(), **changes}
     if "end" not in edited:  # to_dict omits a None terminator: keep it None (truncated)
@@ -115,7 +115,7 @@ def insert_message(
     note: str = "",
 ) -> EditResult:
     """Insert ``message`` after message ``after`` (``None``: at the start)."""
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, expected_version)
     position = 0 if after is None else after + 1
     if after is not None:
         check_index(messages, after)
@@ -130,7 +130,7 @@ def insert_message(
 def delete_message(
     transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, expected_version)
     check_index(messages, index)
     del messages[index]
     return _save(transcript, messages, expected_version, author, note or f"deleted message {index}")
@@ -140,7 +140,7 @@ def move_message(
     transcript: Transcript, index: int, to: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
     """Move message ``index`` so that it ends up at index ``to``."""
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, expected_version)
     check_index(messages, index)
     check_index(messages, to)
     messages.insert(to, messages.pop(index))
@@ -153,7 +153,7 @@ def duplicate_message(
     transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
     """Insert a copy of message ``index`` right after it."""
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, expected_version)
     check_index(messages, index)
     messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
     return _save(
@@ -161,9 +161,10 @@ def duplicate_message(
     )
 
 
-def _current_messages(transcript: Transcript) -> list[formats.Message]:
-    """The stored messages, fresh from the database (not a cached prefetch)."""
-    return transcript.stored_messages()
+def _current_messages(transcript: Transcript, version: int) -> list[formats.Message]:
+    """The messages an edit made from ``version`` starts from: as they are at that version
+    (the save refuses any other), never a prefetch from an earlier read."""
+    return transcript.messages_at(version)
 
 
 def check_index(messages: Sequence[formats.Message], index: int) -> None:
@@ -377,7 +378,7 @@ def validate_message_draft(
     unknown = sorted(set(changes) - EDITABLE_FIELDS)
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
-    messages = _current_messages(transcript)
+    messages = _current_messages(transcript, transcript.version)
     check_index(messages, index)
     edited = {**messages[index].to_dict(), **changes}
     if "end" not in edited:

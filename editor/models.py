@@ -15,7 +15,7 @@ import re
 import secrets
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from itertools import islice
 from typing import Any
@@ -608,12 +608,45 @@ class Transcript(models.Model):
         """
         if self.message_count > CACHED_MESSAGES_MAX:
             return [message.to_dict() for message in self.canonical().messages]
-        key = f"transcript-messages:{self.pk}:{self.version}:{self.created_at.timestamp()}"
+        written = getattr(self, "_written_message_dicts", None)
+        if written is not None and written[0] == self.version:
+            return written[1]
+        key = self._messages_key(self.version)
         found = cache.get(key)
         if found is None:
             found = [message.to_dict() for message in self.canonical().messages]
             transaction.on_commit(lambda: cache.set(key, found, CACHED_MESSAGES_SECONDS))
         return found
+
+    def messages_at(self, version: int) -> list[formats.Message]:
+        """The canonical messages as they are at ``version``: from the shared cache when a
+        worker has read or written them at that version, else as stored now.
+
+        For a save from ``version``: the version names the messages (``message_dicts``), so
+        a cached copy is exactly what the rows hold while the transcript is at ``version``,
+        and a save's compare-and-swap (``storage._claim``) refuses it at any other."""
+        if self.message_count <= CACHED_MESSAGES_MAX:
+            found = cache.get(self._messages_key(version))
+            if found is not None:
+                return [formats.Message.from_dict(data) for data in found]
+        return self.stored_messages()
+
+    def wrote_messages(self, messages: Sequence[formats.Message]) -> None:
+        """``messages`` were just stored at this version: the response and the next save
+        read them from here and from the shared cache (once committed), not the rows."""
+        if self.message_count > CACHED_MESSAGES_MAX:
+            return
+        # As the rows give them back: no content is stored as "" (``Message.from_canonical``).
+        dicts = [
+            (message if message.content is not None else replace(message, content="")).to_dict()
+            for message in messages
+        ]
+        self._written_message_dicts = (self.version, dicts)
+        key = self._messages_key(self.version)
+        transaction.on_commit(lambda: cache.set(key, dicts, CACHED_MESSAGES_SECONDS))
+
+    def _messages_key(self, version: int) -> str:
+        return f"transcript-messages:{self.pk}:{version}:{self.created_at.timestamp()}"
 
     def stored_messages(self) -> list[formats.Message]:
         """The canonical messages as stored now, read afresh as plain tuples.

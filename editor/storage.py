@@ -781,7 +781,7 @@ def save_transcript(
             content = None
         new_title = current.title if title is None else title
         new_metadata = current.metadata if metadata is None else metadata
-        stored = current.stored_messages() if content is not None else None
+        stored = current.messages_at(expected_version) if content is not None else None
         content_changed = content is not None and not content.same_as(current, stored)
         if status is not None:
             new_status = status
@@ -923,6 +923,7 @@ def _write(
         follow_edit(current.pk, old_messages, content.canonical.messages, content.spec)
         # Drop any prefetched rows so that canonical() reads the new ones.
         getattr(current, "_prefetched_objects_cache", {}).pop("messages", None)
+        current.wrote_messages(content.canonical.messages)
     current.save(update_fields=changed)
     Revision.objects.create(
         transcript=current,

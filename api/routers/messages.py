@@ -67,7 +67,7 @@ def _editable(request, pk: int) -> Transcript:
 def _edited(result: editing.EditResult, index: int | None = None) -> dict:
     out = result.to_dict()
     if index is not None:
-        out["message"] = result.transcript.stored_messages()[index].to_dict()
+        out["message"] = result.transcript.message_dicts()[index]
     return out
 
 

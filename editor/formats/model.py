@@ -12,7 +12,7 @@ serializer consumes them. Two kinds of data live on them:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -116,14 +116,14 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Message:
-        known = {f.name for f in fields(cls) if f.compare}
-        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs = {k: v for k, v in data.items() if k in SEMANTIC_FIELD_SET}
         if "end" not in data:
             kwargs["end"] = None
         kwargs["attrs"] = dict(data.get("attrs") or {})
         return cls(**kwargs)
 
 
+SEMANTIC_FIELD_SET = frozenset(SEMANTIC_FIELDS)
 # Every semantic field but attrs, read in one C call (fingerprint() runs once per parsed message).
 _scalar_fields = attrgetter(*(name for name in SEMANTIC_FIELDS if name != "attrs"))
 

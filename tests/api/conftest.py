@@ -30,6 +30,9 @@ class ApiClient:
     def put(self, path: str, body=None, **kwargs):
         return self._send(self.client.put, path, body, **kwargs)
 
+    def patch(self, path: str, body=None, **kwargs):
+        return self._send(self.client.patch, path, body, **kwargs)
+
     def delete(self, path: str, params=None):
         query = f"?{urlencode(params)}" if params else ""
         return self.client.delete(PREFIX + path + query, headers=self.headers)

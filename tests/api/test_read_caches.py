@@ -4,6 +4,7 @@ with a shared cache, who a bearer token belongs to (forgotten as soon as it may 
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -48,6 +49,66 @@ def test_a_saved_transcript_is_read_as_saved_not_as_cached(
     after = as_annotator.get(f"/transcripts/{transcript.pk}").json()
     assert after["version"] == before["version"] + 1
     assert after["messages"][0]["content"] == "Changed after it was cached."
+
+
+def _message_reads(captured) -> list[str]:
+    return [sql for sql in _queries_on("editor_message", captured) if sql.startswith("SELECT")]
+
+
+def test_edits_start_from_the_messages_cached_at_their_version(
+    as_annotator, transcript, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        version = as_annotator.get(f"/transcripts/{transcript.pk}").json()["version"]
+    for content in ("First edit.", "Second edit, from the version the first one wrote."):
+        with (
+            CaptureQueriesContext(connection) as edit,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            saved = as_annotator.patch(
+                f"/transcripts/{transcript.pk}/messages/1",
+                {"version": version, "content": content},
+            )
+        assert saved.status_code == 200, saved.content
+        assert not _message_reads(edit)
+        version = saved.json()["version"]
+        stored = [
+            m.to_dict() for m in type(transcript).objects.get(pk=transcript.pk).stored_messages()
+        ]
+        assert saved.json()["message"] == stored[1]
+        assert stored[1]["content"] == content
+        assert as_annotator.get(f"/transcripts/{transcript.pk}").json()["messages"] == stored
+
+
+def test_an_edit_without_a_cached_copy_reads_the_rows(as_annotator, transcript):
+    cache.clear()
+    saved = as_annotator.patch(
+        f"/transcripts/{transcript.pk}/messages/0",
+        {"version": transcript.version, "content": "Read from the rows."},
+    )
+    assert saved.status_code == 200, saved.content
+    stored = [m.to_dict() for m in type(transcript).objects.get(pk=transcript.pk).stored_messages()]
+    assert stored[0]["content"] == "Read from the rows."
+    assert stored[1:] == [m.to_dict() for m in transcript.stored_messages()][1:]
+
+
+def test_a_stale_version_is_refused_even_when_its_messages_are_cached(
+    as_annotator, transcript, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        old = as_annotator.get(f"/transcripts/{transcript.pk}").json()["version"]
+    with django_capture_on_commit_callbacks(execute=True):
+        first = as_annotator.patch(
+            f"/transcripts/{transcript.pk}/messages/0", {"version": old, "content": "Won."}
+        )
+    assert first.status_code == 200
+    late = as_annotator.patch(
+        f"/transcripts/{transcript.pk}/messages/1", {"version": old, "content": "Lost."}
+    )
+    assert_error(late, 409, "version-conflict")
+    stored = type(transcript).objects.get(pk=transcript.pk).stored_messages()
+    assert stored[0].content == "Won."
+    assert stored[1].content != "Lost."
 
 
 @pytest.fixture
