@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from editor import formats
-from editor.formats.diagnostics import CODES
+from editor.formats.diagnostics import CODES, Diagnostic, Edit, Fix
 from editor.formats.model import Message, Transcript
 from editor.formats.validate import validate
 
@@ -119,3 +119,36 @@ def test_schema_errors_name_their_json_path():
     text = (CORPUS / "call-schema-ts.openchatml-2.2.txt").read_text("utf-8")
     messages = [d.message for d in run("openchatml-2.2", text) if d.code == "E-CALL-SCHEMA"]
     assert any("$.location" in m for m in messages) and any("$.format" in m for m in messages)
+
+
+def test_a_diagnostic_as_json_holds_every_field_and_its_fix_edits_as_objects():
+    plain = Diagnostic("E-X", "error", "Plain", 2, 3, 9)
+    fixed = Diagnostic(
+        "W-Y", "warning", "Fixable", 1, 1, 0, 4, Fix("Do it", (Edit(0, 2, "ab"), Edit(5, 5, "")))
+    )
+    assert plain.to_dict() == {
+        "code": "E-X",
+        "severity": "error",
+        "message": "Plain",
+        "line": 2,
+        "column": 3,
+        "offset": 9,
+        "message_index": None,
+    }
+    assert fixed.to_dict() == {
+        "code": "W-Y",
+        "severity": "warning",
+        "message": "Fixable",
+        "line": 1,
+        "column": 1,
+        "offset": 0,
+        "message_index": 4,
+        "fix": {
+            "title": "Do it",
+            "edits": [
+                {"start": 0, "end": 2, "replacement": "ab"},
+                {"start": 5, "end": 5, "replacement": ""},
+            ],
+        },
+    }
+    assert json.loads(json.dumps(fixed.to_dict())) == fixed.to_dict()
