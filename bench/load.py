@@ -2,7 +2,7 @@
 
 It starts what `make serve` starts (gunicorn with WEB_CONCURRENCY workers, one task worker,
 PostgreSQL, Redis) on a free loopback port, over a scratch PostgreSQL database it creates
-and drops, and runs two phases with an asyncio client (httpx):
+and drops, and runs two phases with a lean asyncio HTTP client (``bench.lean_http``):
 
 1. **annotators**: ``--users`` (50) simulated annotators for ``--seconds`` (60), each in a
    loop with a think time between actions: open a transcript, live-validate a draft of one
@@ -34,6 +34,8 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench import lean_http
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -271,13 +273,11 @@ async def _call(client, results: Results, kind: str, method: str, url: str, **kw
 
 
 async def annotator(base, token, edited, queue, seconds, results: Results, seed_: int):
-    import httpx
-
     rng = random.Random(seed_)
     headers = {"Authorization": f"Bearer {token}"}
     deadline = time.monotonic() + seconds
     rounds = 0
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+    async with lean_http.Client(base, headers) as client:
         while time.monotonic() < deadline:
             rounds += 1
             pk = rng.choice(edited)
@@ -339,11 +339,9 @@ async def annotator(base, token, edited, queue, seconds, results: Results, seed_
 
 
 async def reader(base, token, pk, seconds, results: Results):
-    import httpx
-
     headers = {"Authorization": f"Bearer {token}"}
     deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+    async with lean_http.Client(base, headers) as client:
         while time.monotonic() < deadline:
             await _call(client, results, "read-only GET transcript", "GET", f"/transcripts/{pk}")
 
