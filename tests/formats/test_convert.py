@@ -274,7 +274,10 @@ def test_builtin_calls_survive_openai_messages_and_validate():
     found = diagnostics + validate(transcript, text=text)
     assert [d.code for d in found if d.severity != "info"] == []  # no E-BODY-…, no W-CALL-UNKNOWN…
     back, _ = convert(transcript, "harmony")
-    assert "to=python<|message|>print(2**20)<|call|>" in back  # no <|constrain|>json
+    # no <|constrain|>json; to= in the start header, as openai/harmony's renderer writes it
+    assert (
+        "<|start|>assistant to=python<|channel|>commentary<|message|>print(2**20)<|call|>" in back
+    )
     assert _validates(back, "harmony") == []
 
 
@@ -354,7 +357,10 @@ def test_a_call_openai_would_read_back_otherwise_is_a_loss():
 def test_a_completion_prompt_is_dropped_and_reported(source, spec, to):
     transcript, _ = formats.parse(source, spec)
     text, losses = convert(transcript, to)
-    assert [(loss.message_index, loss.field) for loss in losses] == [(1, "message")]
+    # Harmony's generation prompt is the end of a request, which openai-messages → harmony
+    # writes back (test_the_generation_prompt_survives_openai_messages): no loss there
+    expected = [] if (spec, to) == ("harmony", "openai-messages") else [(1, "message")]
+    assert [(loss.message_index, loss.field) for loss in losses] == expected
     back, diagnostics = formats.parse(text, to)
     assert [m.role for m in back.messages] == ["user"]
     assert not formats.has_errors(diagnostics)
@@ -500,3 +506,24 @@ def test_harmony_through_openai_messages_gives_back_the_same_bytes(name):
     back, losses = convert(formats.parse(openai, "openai-messages")[0], "harmony")
     assert back == harmony
     assert losses == []
+
+
+# --- the generation prompt (openai/harmony's render_conversation_for_completion) ------------
+
+
+@pytest.mark.parametrize(
+    ("harmony", "flag"),
+    [
+        ("<|start|>user<|message|>Hi<|end|><|start|>assistant", None),
+        ("<|start|>user<|message|>Hi<|end|>", False),
+    ],
+)
+def test_the_generation_prompt_survives_openai_messages(harmony, flag):
+    """A request that does not end with the assistant gets `<|start|>assistant` in Harmony
+    unless openai-messages says ``add_generation_prompt: false``, which a Harmony text
+    without the prompt says on its way to openai-messages."""
+    openai, losses = convert(formats.parse(harmony, "harmony")[0], "openai-messages")
+    assert losses == []
+    assert json.loads(openai).get("add_generation_prompt") == flag
+    back, losses = convert(formats.parse(openai, "openai-messages")[0], "harmony")
+    assert back.endswith(harmony) and losses == []

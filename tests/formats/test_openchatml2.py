@@ -174,7 +174,8 @@ def test_harmony_header_only_prompt_is_info_and_canonical_forms():
         role="functions.f", channel="commentary", recipient="assistant", content="1"
     )
     assert format_message(call, transcript_dialect("harmony")) == (
-        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{}<|call|>"
+        # openai/harmony's renderer: to= in the start header, a space before <|constrain|>
+        "<|start|>assistant to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
     )
     assert format_message(reply, transcript_dialect("harmony")) == (
         "<|start|>functions.f to=assistant<|channel|>commentary<|message|>1<|end|>"

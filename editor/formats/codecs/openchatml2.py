@@ -95,7 +95,9 @@ class Dialect:
     channels: bool = True  # <|channel|> and <|constrain|> exist
     body_markers: frozenset[str] = frozenset()  # tokens that are ordinary text in a body
     open_body_is_prompt: bool = False  # ChatML: a partial last message is a completion request
-    to_after_channel: bool = False  # canonical place of an assistant's to= (Harmony)
+    # Harmony: a space before <|constrain|> even right after the channel, as openai/harmony's
+    # renderer writes it (`<|channel|>commentary <|constrain|>json`)
+    space_before_constrain: bool = False
     bare_content_type: bool = False  # Harmony: a bare word after the channel is a content type
     default_gap: str = "\n"
     head_tokens: frozenset[str] = field(default=frozenset({CHANNEL, CONSTRAIN}))
@@ -128,7 +130,7 @@ HARMONY = Dialect(
     vocabulary=OCM_TOKENS,
     terminators=OCM_TERMINATORS,
     end_tokens=OCM_END_TOKENS,
-    to_after_channel=True,
+    space_before_constrain=True,
     bare_content_type=True,
     default_gap="",
 )
@@ -706,7 +708,8 @@ def serialize_document(transcript: Transcript, dialect: Dialect) -> str:
 
 
 def format_message(message: Message, dialect: Dialect) -> str:
-    """The canonical text of one message (2.2 §6; Harmony puts an assistant's to= after the channel)."""
+    """The canonical text of one message (2.2 §6): attributes in the start header, as
+    openai/harmony's renderer writes Harmony too (`<|start|>assistant to=functions.f<|channel|>`)."""
     attrs = message.attrs
     values = {key: getattr(message, FIELD_OF[key]) for key in KNOWN_ATTRS}
     values.update(attrs.get(HEADER_ATTRS) or {})
@@ -715,8 +718,7 @@ def format_message(message: Message, dialect: Dialect) -> str:
     order = [k for k in attrs.get(ATTR_ORDER, ()) if k in present]
     order += [k for k in _canonical_order(present, channel_keys) if k not in order]
     bare = attrs.get(BARE_CONTENT_TYPE)
-    implied = attrs.get(IMPLIED_START) and message.role == IMPLIED_ROLE and dialect.channels
-    out = [] if implied else [token(START), message.role]
+    out = [] if _implied(message, dialect) else [token(START), message.role]
     for key in order:
         if key not in channel_keys:
             out.append(_attribute(key, values[key], False))
@@ -725,7 +727,7 @@ def format_message(message: Message, dialect: Dialect) -> str:
         for key in order:
             if key in channel_keys:
                 out.append(_attribute(key, values[key], bare and key == "content_type"))
-        if message.constrain is not None and channel_keys:
+        if message.constrain is not None and (channel_keys or dialect.space_before_constrain):
             out.append(" ")  # as gpt-oss writes `to=functions.f <|constrain|>json`
     if message.constrain is not None and dialect.channels:
         out += [token(CONSTRAIN), message.constrain]
@@ -751,11 +753,16 @@ def _channel_keys(message: Message, dialect: Dialect, present: list[str]) -> lis
         return []
     if CHANNEL_ATTRS in message.attrs:
         return [k for k in message.attrs[CHANNEL_ATTRS] if k in present]
-    source = message.source
-    parsed_here = source is not None and source.spec == dialect.spec
-    if dialect.to_after_channel and not parsed_here and message.role == "assistant":
-        return [k for k in ("to",) if k in present]
+    if _implied(message, dialect):
+        return list(present)  # no start header to hold them: a completion starts at the channel
     return []
+
+
+def _implied(message: Message, dialect: Dialect) -> bool:
+    """Whether ``message`` is written without its start header (``IMPLIED_START``)."""
+    return bool(
+        message.attrs.get(IMPLIED_START) and message.role == IMPLIED_ROLE and dialect.channels
+    )
 
 
 def _attribute(key: str, value: str | None, bare: bool) -> str:

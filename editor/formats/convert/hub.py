@@ -23,6 +23,7 @@ Lifting (source → hub):
 | chatml ``system:NAME`` role | ``system`` with ``name=NAME`` (OpenAI's form of the few-shot examples) |
 | everything else | as is |
 | openai-messages ``reasoning_effort`` (low/medium/high), ``current_date`` | header ``generation_settings`` of the same names |
+| openai-messages ``add_generation_prompt`` (default true) | ``Hub.generation_prompt`` |
 | a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub (stays when it declares built-in tools) |
 
 Generated call ids are ``call_1``, ``call_2``, … in call order; replies pair with calls in order.
@@ -50,6 +51,9 @@ OPENAI = "openai-messages"
 SETTINGS = "generation_settings"  # 2.2 §2 header key
 REASONING_EFFORT = "reasoning_effort"
 CURRENT_DATE = "current_date"  # extension: the date gpt-oss's system message states
+# extension (vLLM's Chat Completions parameter, the chat templates' kwarg): whether a request
+# that does not end with the assistant asks for its next message (default true)
+ADD_GENERATION_PROMPT = "add_generation_prompt"
 V01_SEGMENTS = frozenset({"fim_prefix", "fim_middle", "fim_suffix", "file"})
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
 CHATML_SPECS = frozenset({"chatml", "chatml-json"})
@@ -85,6 +89,9 @@ class Hub:
     tools: list[dict[str, Any]]  # OpenAI-style tool declarations carried at document level
     attrs: dict[str, Any]
     source: str = ""  # the source spec id: some conventions depend on where roles came from
+    # openai-messages: whether the request asks for the assistant's next message (Harmony
+    # writes that as the prompt `<|start|>assistant`); None for sources without the notion
+    generation_prompt: bool | None = None
 
 
 def _copy(message: Message, **changes: Any) -> Message:
@@ -169,6 +176,9 @@ def _lift_request_settings(hub: Hub) -> None:
         _set_setting(hub, REASONING_EFFORT, hub.attrs.pop(REASONING_EFFORT))
     if isinstance(hub.attrs.get(CURRENT_DATE), str) and hub.attrs[CURRENT_DATE]:
         _set_setting(hub, CURRENT_DATE, hub.attrs.pop(CURRENT_DATE))
+    hub.generation_prompt = True
+    if isinstance(hub.attrs.get(ADD_GENERATION_PROMPT), bool):
+        hub.generation_prompt = hub.attrs.pop(ADD_GENERATION_PROMPT)
 
 
 def declares_functions(messages: list[Message], tools: list[dict[str, Any]]) -> bool:

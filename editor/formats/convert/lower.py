@@ -25,7 +25,9 @@ hub would generate (``call_1``… in order) are not reported when dropped.
 Harmony follows gpt-oss's conventions (``harmony_instructions``, ``harmony_system``,
 ``harmony_ends``; docs/formats.md "Harmony prompt conventions"): a generated system message,
 the leading prompt of a spec without Harmony's roles as the developer ``# Instructions``, tool
-replies ``to=assistant``, the last final ``<|return|>`` and earlier ones ``<|end|>``. Harmony has
+replies ``to=assistant``, the last final ``<|return|>`` and earlier ones ``<|end|>``, and a
+request that awaits the assistant ending with the prompt ``<|start|>assistant``
+(``harmony_generation_prompt``; openai-messages' ``add_generation_prompt``). Harmony has
 no CoT markers: they leave analysis text, each marked stretch its own message
 (``harmony_analysis``); a markerless analysis is a v0.1 reason block (no loss from Harmony).
 """
@@ -47,6 +49,7 @@ from ..tools.typescript import parse_namespaces
 from ..validate.context import is_builtin, is_call, is_reply, reply_tool
 from . import harmony_prompt
 from .hub import (
+    ADD_GENERATION_PROMPT,
     CURRENT_DATE,
     GENERATED_ID,
     REASONING_EFFORT,
@@ -224,6 +227,8 @@ class _Lowering:
 
     # --- per message --------------------------------------------------------------------
     def run(self) -> Transcript:
+        if self.to == OPENAI and self.hub.source == HARMONY:
+            self.harmony_history_end_lost()
         for position, (message, index) in enumerate(self.hub.messages):
             self.position = position
             if position in self.pending:
@@ -235,9 +240,11 @@ class _Lowering:
         attrs = self.document_attrs()
         if self.to == OPENAI:
             attrs.update(self.prompt_settings())
+        self.request_end(attrs)
         self.tools(attrs)
         if self.to == HARMONY:
             self.harmony_system()
+            self.harmony_generation_prompt()
         messages = self.out
         self.origins = [
             (self.source_of[id(m)],) if id(m) in self.source_of else () for m in messages
@@ -256,6 +263,8 @@ class _Lowering:
         if self.hub.source == OPENAI and m.channel == "analysis" and not m.content:
             return  # `"reasoning": ""`: no reasoning at all, not an empty analysis message
         if m.end is None and to in NO_OPEN_MESSAGE:
+            if to == OPENAI and self.is_harmony_generation_prompt(m):
+                return  # the end of a request, which openai-messages → harmony writes back
             if not m.content:
                 # A bare prompt for the model: an empty complete message would be a turn
                 # that said nothing, so it goes, and the report says it was there.
@@ -399,7 +408,12 @@ class _Lowering:
             self.loss(index, "channel", f"tool {kind} on analysis written as a plain tool {kind}")
             m.channel = "commentary"
         if to == OPENAI and m.channel is not None and m.channel != "analysis" and not is_call(m):
-            if m.channel != "final" and not reply:
+            # a Harmony preamble (commentary right before a call) shares the call's JSON
+            # message, and the way back to Harmony writes it on commentary again
+            preamble = (
+                self.hub.source == HARMONY and m.channel == "commentary" and self.precedes_call()
+            )
+            if m.channel != "final" and not reply and not preamble:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
             m.channel = None
         if m.channel is not None and to in NO_CHANNEL:
@@ -407,7 +421,9 @@ class _Lowering:
                 self.loss(index, "channel", f"channel {m.channel} dropped")
             m.channel = None
         if to in ONE_TERMINATOR and m.end == RETURN:
-            if self.hub.source in ENDS_DISTINGUISHED:
+            # the way back from openai-messages to Harmony ends the last final <|return|> again
+            restored = to == OPENAI and self.hub.source == HARMONY and self.is_last()
+            if self.hub.source in ENDS_DISTINGUISHED and not restored:
                 self.loss(
                     index, "end", f"<|return|> written as a plain end ({to} has no stop token)"
                 )
@@ -488,6 +504,50 @@ class _Lowering:
                 # truncated, so a complete one needs it (read back as <|return|>).
                 m.end = RETURN
                 self.loss(self.hub.messages[self.position][1], "end", LAST_END_TURN_LOSS)
+
+    def is_harmony_generation_prompt(self, m: Message) -> bool:
+        """A Harmony text's last ``<|start|>assistant`` after a message of another role: the
+        prompt for the assistant's next message (openai/harmony's
+        ``render_conversation_for_completion``)."""
+        before = [message for message, _ in self.hub.messages[: self.position]]
+        return (
+            self.hub.source == HARMONY
+            and self.is_last()
+            and m.role == "assistant"
+            and not m.content
+            and _awaits_assistant(before)
+        )
+
+    def harmony_history_end_lost(self) -> None:
+        """openai-messages has one terminator; the way back to Harmony ends a last final
+        with ``<|return|>``, so a last final ending ``<|end|>`` (history) is reported."""
+        if not self.hub.messages:
+            return
+        last = self.hub.messages[-1][0]
+        if last.role == "assistant" and last.channel == "final" and last.end == END:
+            self.pending[len(self.hub.messages) - 1] = (
+                "end", "<|end|> of the last final (the way back writes <|return|>)"
+            )  # fmt: skip
+
+    def request_end(self, attrs: dict[str, Any]) -> None:
+        """From Harmony to openai-messages: ``add_generation_prompt: false`` when the text
+        ends with a message of another role than the assistant's and no prompt after it (the
+        prompt itself is left out: ``is_harmony_generation_prompt``)."""
+        if self.to == OPENAI and self.hub.source == HARMONY:
+            if _awaits_assistant([m for m, _ in self.hub.messages]):
+                attrs[ADD_GENERATION_PROMPT] = False
+        elif self.to != HARMONY and self.hub.generation_prompt is False:
+            self.loss(None, f"attrs.{ADD_GENERATION_PROMPT}", "add_generation_prompt=false dropped")
+
+    def harmony_generation_prompt(self) -> None:
+        """openai-messages → Harmony: a request that does not end with the assistant ends with
+        the prompt for its next message, ``<|start|>assistant``, as openai/harmony's
+        ``render_conversation_for_completion`` writes it (unless ``add_generation_prompt`` is
+        false)."""
+        if self.hub.generation_prompt and _awaits_assistant(self.out):
+            self.out.append(
+                Message(role="assistant", content="", end=None, attrs={"header_only": True})
+            )
 
     def precedes_call(self) -> bool:
         following = self.hub.messages[self.position + 1 : self.position + 2]
@@ -694,6 +754,12 @@ class _Lowering:
             has_functions=declares_functions(self.out, []),
         )
         self.out.insert(0, Message(role="system", content=text))
+
+
+def _awaits_assistant(messages: list[Message]) -> bool:
+    """Whether a conversation ends with a message of another role than the assistant's (a
+    Harmony one with nothing but gpt-oss's system message, lifted into settings, included)."""
+    return not messages or messages[-1].role != "assistant"
 
 
 def is_gpt_oss_system(text: str) -> bool:
