@@ -66,6 +66,7 @@ SNIFF_KEYS = (
     ('"role"', "openai-messages"),
 )
 MMS_ROLES = frozenset({"platform", "context"})
+CHAT_COMPLETIONS_ONLY_KEYS = frozenset({"tool_call_id", "reasoning", "reasoning_content"})
 
 
 def detect(text: str) -> str | None:
@@ -203,11 +204,22 @@ def classify(value: Any) -> str | None:
         for d in dicts
     ):
         return "mms"
-    if any("channel" in d or "thinking" in d or "tool_call" in d for d in dicts):
+    if any("channel" in d or "tool_call" in d for d in dicts):
         return "openchatml-json"
+    if any("thinking" in d for d in dicts) and not _chat_completions_only(value, dicts):
+        return "openchatml-json"  # the 2.0 §10 projection: Chat Completions' shape + thinking
     if any("role" in d for d in dicts):
         return "openai-messages"
     return None
+
+
+def _chat_completions_only(value: Any, dicts: list[dict]) -> bool:
+    """Keys of Chat Completions that OpenChatML's 2.0 §10 projection does not have: a
+    document with ``thinking`` and one of these is Chat Completions as gpt-oss's chat
+    template, Hugging Face datasets and ollama write it (reasoning under ``thinking``)."""
+    return (isinstance(value, dict) and "tools" in value) or any(
+        not d.keys().isdisjoint(CHAT_COMPLETIONS_ONLY_KEYS) for d in dicts
+    )
 
 
 def _items(value: Any) -> list | None:

@@ -40,6 +40,16 @@ def test_chatml_json_samples_even_though_they_are_broken_json():
         ('[{"from": "human", "value": "x"}]', "sharegpt"),
         ('[{"role": "assistant", "channel": "final", "content": "x"}]', "openchatml-json"),
         ('[{"role": "assistant", "thinking": "t", "content": "x"}]', "openchatml-json"),
+        # `thinking` beside what only Chat Completions has: gpt-oss's template, HF, ollama
+        (
+            '{"messages": [{"role": "assistant", "thinking": "t", "content": "x"}], "tools": []}',
+            "openai-messages",
+        ),
+        (
+            '[{"role": "assistant", "thinking": "t", "tool_calls": []}, '
+            '{"role": "tool", "tool_call_id": "1", "content": "x"}]',
+            "openai-messages",
+        ),
         (
             '{"role": "user", "content": "a"}\n{"role": "assistant", "content": "b"}\n',
             "openchatml-json",

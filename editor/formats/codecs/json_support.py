@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostics, Edit, Fix
-from ..model import Transcript
+from ..model import Message, Transcript
 from . import json_depth
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -362,3 +362,27 @@ def wrap(messages: list[Any], transcript: Transcript, default_key: str) -> Any:
     if key is None and not transcript.attrs:
         return messages
     return {**transcript.attrs, key or default_key: messages}
+
+
+@dataclass
+class Calls:
+    """The tool calls read so far, to name the replies: recipients by call id, and the calls
+    no reply has answered yet, in order. A reply without ``tool_call_id`` (gpt-oss's chat
+    template, Hugging Face datasets and ollama write them so) answers the first of those, as
+    Harmony pairs a call with the next reply."""
+
+    recipients: dict[str, str] = field(default_factory=dict)
+    unanswered: list[tuple[str | None, str]] = field(default_factory=list)
+
+    def called(self, call: Message) -> None:
+        if call.call_id:
+            self.recipients[call.call_id] = call.recipient or ""
+        self.unanswered.append((call.call_id, call.recipient or ""))
+
+    def answered(self, call_id: str | None) -> str | None:
+        """The recipient of the call the reply with ``call_id`` answers."""
+        for k, (pending, recipient) in enumerate(self.unanswered):
+            if call_id is None or pending == call_id:
+                del self.unanswered[k]
+                return recipient
+        return self.recipients.get(call_id) if call_id is not None else None

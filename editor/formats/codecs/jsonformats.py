@@ -13,7 +13,6 @@ projections live in ``chatml_json`` and ``ocm_json``; this module exposes all th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostics
@@ -81,7 +80,7 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
         return transcript
     array, others, key = js.message_list(nodes[0], ("messages",), sink, "Chat Completions messages")
     transcript.attrs = others
-    calls = Calls()
+    calls = js.Calls()
     functions = declared_functions(others)
     for index, item in enumerate(array.items if array is not None else ()):
         for message in openai_messages(item, index, calls, sink, functions):
@@ -90,34 +89,10 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
     return transcript
 
 
-@dataclass
-class Calls:
-    """The tool calls read so far, to name the replies: recipients by call id, and the calls
-    no reply has answered yet, in order. A reply without ``tool_call_id`` (gpt-oss's chat
-    template, Hugging Face datasets and ollama write them so) answers the first of those, as
-    Harmony pairs a call with the next reply."""
-
-    recipients: dict[str, str] = field(default_factory=dict)
-    unanswered: list[tuple[str | None, str]] = field(default_factory=list)
-
-    def called(self, call: Message) -> None:
-        if call.call_id:
-            self.recipients[call.call_id] = call.recipient or ""
-        self.unanswered.append((call.call_id, call.recipient or ""))
-
-    def answered(self, call_id: str | None) -> str | None:
-        """The recipient of the call the reply with ``call_id`` answers."""
-        for k, (pending, recipient) in enumerate(self.unanswered):
-            if call_id is None or pending == call_id:
-                del self.unanswered[k]
-                return recipient
-        return self.recipients.get(call_id) if call_id is not None else None
-
-
 def openai_messages(
     node: js.Node,
     index: int,
-    calls_read: Calls,
+    calls_read: js.Calls,
     sink: Diagnostics,
     functions: frozenset[str],
 ) -> list[Message]:

@@ -9,7 +9,8 @@
 
 A 2.2 object is one message (its ``thinking`` an ``analysis`` message before it); a 2.0
 assistant object expands into ``analysis`` (thinking), ``final`` (content) and one
-``commentary`` call per tool call. The variant is read from the document (any
+``commentary`` call per tool call, and a 2.0 tool reply without a name is named after the
+call it answers (``_pair``). The variant is read from the document (any
 ``tool_calls`` array, or ``thinking`` with no ``channel`` anywhere, means 2.0) and written
 back the same way; new documents are 2.2. ``end`` is an extension: the text form has
 ``<|return|>`` and the projection must not lose it.
@@ -59,9 +60,12 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
         )
         items = array.items if array is not None else []
     variant = _variant([n.value for n in items])
+    calls = js.Calls()
     for index, node in enumerate(items):
         raw = text[node.start : node.end]
         for message in object_messages(node, index, variant, sink):
+            if variant == V20:
+                _pair(message, calls)
             transcript.messages.append(stamp(message, SPEC, node.start, raw))
     js.remember(transcript, text, key=key, variant=variant, lines=lines)
     return transcript
@@ -118,6 +122,19 @@ def object_messages(node: js.Node, index: int, variant: str, sink: Diagnostics) 
     if extra:
         out[0].attrs[EXTRA] = extra
     return out
+
+
+def _pair(message: Message, calls: js.Calls) -> None:
+    """2.0 §10 is Chat Completions' shape plus ``thinking``, and says nothing of tool replies:
+    they are read as Chat Completions' are (``jsonformats``). A reply with neither ``name``
+    nor a known ``tool_call_id`` answers the first call still unanswered, as gpt-oss's chat
+    template, Hugging Face datasets and ollama pair them, and is named after its tool."""
+    if message.end == CALL and message.recipient:
+        calls.called(message)
+    elif message.role == "tool":
+        answered = calls.answered(message.call_id if isinstance(message.call_id, str) else None)
+        if message.name is None and answered:
+            message.name = answered
 
 
 def _calls(data: dict, variant: str, node: js.Node, index: int, sink: Diagnostics) -> list[Message]:
