@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -52,8 +53,15 @@ async def _exchange(requests: list[tuple[str, str, object]]):
     return responses, received, connections
 
 
+def _run(coroutine):
+    """``asyncio.run`` in a thread of its own: Playwright's sync API, used by the browser tests
+    of the same run, leaves an event loop running in the main thread."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
 def test_bodies_by_length_and_chunks_over_one_kept_alive_connection():
-    responses, received, connections = asyncio.run(
+    responses, received, connections = _run(
         _exchange(
             [
                 ("GET", "/transcripts/1", None),
@@ -81,4 +89,4 @@ def test_a_closed_connection_is_an_error_not_a_hang():
             await client.request("GET", "/healthz")
 
     with pytest.raises(ConnectionError):
-        asyncio.run(run())
+        _run(run())
