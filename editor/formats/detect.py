@@ -186,39 +186,37 @@ def classify(value: Any) -> str | None:
     items = _items(value)
     if items is None:
         return None
-    if any(isinstance(i, dict) and "token" in i for i in items) or (
-        items and all(isinstance(i, str) for i in items)
-    ):
-        return "chatml-json"
     dicts = [i for i in items if isinstance(i, dict)]
-    if (isinstance(value, dict) and "conversations" in value) or any(
-        "from" in d and "value" in d for d in dicts
+    keys = set().union(*dicts)  # every key some message has: one pass, in C
+    if "token" in keys or (items and all(isinstance(i, str) for i in items)):
+        return "chatml-json"
+    if (isinstance(value, dict) and "conversations" in value) or (
+        {"from", "value"} <= keys and any("from" in d and "value" in d for d in dicts)
     ):
         return "sharegpt"
     if isinstance(value, dict) and "thread" in value:
         return "mms"
-    if any(
-        "format" in d
-        or "end_turn" in d
-        or (isinstance(d.get("role"), str) and d["role"] in MMS_ROLES)
-        for d in dicts
+    if (
+        "format" in keys
+        or "end_turn" in keys
+        or any(isinstance(d.get("role"), str) and d["role"] in MMS_ROLES for d in dicts)
     ):
         return "mms"
-    if any("channel" in d or "tool_call" in d for d in dicts):
+    if "channel" in keys or "tool_call" in keys:
         return "openchatml-json"
-    if any("thinking" in d for d in dicts) and not _chat_completions_only(value, dicts):
+    if "thinking" in keys and not _chat_completions_only(value, keys):
         return "openchatml-json"  # the 2.0 §10 projection: Chat Completions' shape + thinking
-    if any("role" in d for d in dicts):
+    if "role" in keys:
         return "openai-messages"
     return None
 
 
-def _chat_completions_only(value: Any, dicts: list[dict]) -> bool:
+def _chat_completions_only(value: Any, keys: set[str]) -> bool:
     """Keys of Chat Completions that OpenChatML's 2.0 §10 projection does not have: a
     document with ``thinking`` and one of these is Chat Completions as gpt-oss's chat
     template, Hugging Face datasets and ollama write it (reasoning under ``thinking``)."""
-    return (isinstance(value, dict) and "tools" in value) or any(
-        not d.keys().isdisjoint(CHAT_COMPLETIONS_ONLY_KEYS) for d in dicts
+    return (isinstance(value, dict) and "tools" in value) or not keys.isdisjoint(
+        CHAT_COMPLETIONS_ONLY_KEYS
     )
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import Diagnostics, Edit, Fix
-from ..model import Message, Transcript
+from ..model import Message, Transcript, stamp_span
 from . import json_depth
 
 WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -48,6 +48,7 @@ class Node:
     members: dict[str, Node] | None = None
     # An object decoded whole: (text, decoder, depth) to locate its members when asked.
     unwalked: tuple[str, json.JSONDecoder, int] | None = None
+    located: bool = True  # False: read by ``read_unlocated``, ``start`` and ``end`` unknown
 
     def member(self, key: str) -> Node | None:
         if self.unwalked is not None:
@@ -141,6 +142,33 @@ def read_document(text: str, decoder: json.JSONDecoder = STRICT) -> Node:
     if end < len(text):
         raise json.JSONDecodeError("Extra data", text, end)
     return node
+
+
+def read_unlocated(text: str) -> Node:
+    """document = ws value ws   (decoded by ``json`` alone; every position 0)
+
+    The tree ``read_document`` gives, as far as a codec reads values from it (the top-level
+    object's members, the arrays the walk would have walked), without a single offset: a
+    third of the cost of the walk. For a JSONL record that turns out clean no position is
+    ever shown; one with a diagnostic is read again with ``read_document``."""
+    return _unlocated(json_depth.loads(text), WALK_DEPTH)
+
+
+def _unlocated(value: Any, depth: int) -> Node:
+    if depth > 0 and type(value) is list:
+        items = [_unlocated(item, depth - 1) for item in value]
+        return Node(value, 0, 0, items=items, located=False)
+    if depth == WALK_DEPTH and type(value) is dict:
+        members = {key: _unlocated(item, depth - 1) for key, item in value.items()}
+        return Node(value, 0, 0, members=members, located=False)
+    return Node(value, 0, 0, located=False)
+
+
+def stamped(message: Message, spec: str, text: str, node: Node) -> Message:
+    """``message`` with the source ``node`` was read from (its position, and its exact text
+    for the way back). A node read without positions gives none: the message is then like
+    one built by hand, written back in canonical form."""
+    return stamp_span(message, spec, text, node.start, node.end) if node.located else message
 
 
 def load(text: str, sink: Diagnostics, *, lines: bool = False) -> list[Node] | None:

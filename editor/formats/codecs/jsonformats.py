@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..diagnostics import Diagnostics
-from ..model import CALL, Message, Transcript, stamp_span
+from ..model import CALL, Message, Transcript
 from ..specs import Codec
 from ..validate.context import is_builtin
 from . import json_depth
@@ -84,7 +84,7 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
     functions = declared_functions(others)
     for index, item in enumerate(array.items if array is not None else ()):
         for message in openai_messages(item, index, calls, sink, functions):
-            transcript.messages.append(stamp_span(message, OPENAI, text, item.start, item.end))
+            transcript.messages.append(js.stamped(message, OPENAI, text, item))
     js.remember(transcript, text, key=key)
     return transcript
 
@@ -107,7 +107,11 @@ def openai_messages(
     if legacy_reply:
         role = "tool"
     out: list[Message] = []
-    extra = {k: v for k, v in data.items() if k not in OPENAI_KEYS}
+    extra = (
+        {}
+        if data.keys() <= OPENAI_KEYS
+        else {k: v for k, v in data.items() if k not in OPENAI_KEYS}
+    )
     reasoning = _reasoning_key(data)
     if reasoning is not None:
         attrs = {} if reasoning == REASONING_KEYS[0] else {"reasoning_key": reasoning}
@@ -359,7 +363,7 @@ def read_sharegpt(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> 
     for index, item in enumerate(array.items if array is not None else ()):
         message = sharegpt_message(item, index, sink)
         if message is not None:
-            transcript.messages.append(stamp_span(message, SHAREGPT, text, item.start, item.end))
+            transcript.messages.append(js.stamped(message, SHAREGPT, text, item))
     js.remember(transcript, text, key=key)
     return transcript
 

@@ -15,8 +15,7 @@ A call addresses a tool by its recipient (``to=functions.NAME``); a v0.1 call by
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..codecs import json_depth
 from ..codecs.bodytext import logical_text
@@ -28,8 +27,9 @@ FUNCTION_LIST_TOKEN = "<|function_list|>"
 DECLARING_ROLES = frozenset({"developer", "system"})
 
 
-@dataclass(frozen=True)
-class ToolSchema:
+class ToolSchema(NamedTuple):
+    """A declared tool (immutable; a tuple: every record of a dataset builds its own)."""
+
     key: str  # `functions.get_weather`
     parameters: dict[str, Any]  # a JSON Schema for the arguments object
     description: str | None

@@ -39,6 +39,8 @@ from referencing.exceptions import Unresolvable
 REGEX_KEYWORDS = ('"pattern"', '"patternProperties"')
 CACHED_SCHEMAS = 256
 NOT_FINITE = "$: NaN and Infinity are not JSON numbers (RFC 8259)"
+# One encoder for every check: ``json.dumps(allow_nan=False)`` builds a new one per call.
+FINITE_ONLY = json.JSONEncoder(allow_nan=False)
 RS_ERRORS = (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError)
 
 
@@ -85,7 +87,7 @@ def _finite(value: Any) -> bool:
     """False when ``value`` holds NaN or an infinity (which the engines also compare
     differently, e.g. -Infinity against a minimum)."""
     try:
-        json.dumps(value, allow_nan=False)
+        FINITE_ONLY.encode(value)
     except ValueError:
         return False
     return True
