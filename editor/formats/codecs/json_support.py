@@ -297,15 +297,15 @@ def detect_indent(text: str) -> int | str | None:
 DEFAULT_INDENT = 2
 
 
-def remember(transcript: Transcript, text: str, **extra: Any) -> None:
-    """Keep what a JSON serializer needs to give back ``text`` unchanged."""
-    transcript.layout.update(
-        source=text,
-        indent=detect_indent(text),
-        count=len(transcript.messages),
-        attrs=attrs_snapshot(transcript.attrs),
-        **extra,
-    )
+def remember(transcript: Transcript, text: str, located: bool = True, **extra: Any) -> None:
+    """Keep what a JSON serializer needs to give back ``text`` unchanged. A document read
+    without positions keeps only how it was written: its messages have no source
+    (``stamped``), so it is never given back as it was."""
+    transcript.layout.update(indent=detect_indent(text), **extra)
+    if located:
+        layout = transcript.layout
+        layout["source"], layout["count"] = text, len(transcript.messages)
+        layout["attrs"] = attrs_snapshot(transcript.attrs)
 
 
 def attrs_snapshot(attrs: dict[str, Any]) -> str:

@@ -85,7 +85,7 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
     for index, item in enumerate(array.items if array is not None else ()):
         for message in openai_messages(item, index, calls, sink, functions):
             transcript.messages.append(js.stamped(message, OPENAI, text, item))
-    js.remember(transcript, text, key=key)
+    js.remember(transcript, text, nodes[0].located, key=key)
     return transcript
 
 
@@ -364,7 +364,7 @@ def read_sharegpt(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> 
         message = sharegpt_message(item, index, sink)
         if message is not None:
             transcript.messages.append(js.stamped(message, SHAREGPT, text, item))
-    js.remember(transcript, text, key=key)
+    js.remember(transcript, text, nodes[0].located, key=key)
     return transcript
 
 

@@ -223,31 +223,31 @@ def _return_only_on_final(ctx: Context) -> None:
         )
 
 
-def _json_object(text: str) -> Any:
-    try:
-        return json_depth.loads(text)
-    except ValueError:
-        return None
+def _json_value(ctx: Context, index: int) -> Any:
+    """The JSON value message ``index`` holds, or None."""
+    value = ctx.decoded_body(index)
+    return None if isinstance(value, json.JSONDecodeError) else value
 
 
 def _mixed_envelope(ctx: Context) -> None:
-    turn: list[int] = []
-    for i, m in enumerate([*ctx.messages, None]):
-        if m is None or m.role == "user":
-            _check_turn(ctx, turn)
-            turn = []
-        else:
-            turn.append(i)
+    """Within a turn (the messages between two user messages) that has a ``<|call|>``, no
+    other assistant message may carry a JSON ``tool_calls`` field."""
+    turn_calls, suspects = False, []
+    for i, m in enumerate(ctx.messages):
+        if m.role == "user":
+            _check_turn(ctx, turn_calls, suspects)
+            turn_calls, suspects = False, []
+        elif m.end == CALL:
+            turn_calls = True
+        elif m.role == "assistant":
+            suspects.append(i)
+    _check_turn(ctx, turn_calls, suspects)
 
 
-def _check_turn(ctx: Context, turn: list[int]) -> None:
-    if not any(ctx.messages[i].end == CALL for i in turn):
-        return
-    for i in turn:
+def _check_turn(ctx: Context, turn_calls: bool, suspects: list[int]) -> None:
+    for i in suspects if turn_calls else ():
         m = ctx.messages[i]
-        if m.role != "assistant" or m.end == CALL:
-            continue
-        body = _json_object(ctx.logical(m)) if "{" in m.content else None
+        body = _json_value(ctx, i) if "{" in m.content else None
         if TOOL_CALLS_FIELD in m.attrs or (isinstance(body, dict) and TOOL_CALLS_FIELD in body):
             ctx.add(
                 "E-CALL-MIXED-ENVELOPE",
@@ -261,13 +261,11 @@ def _constraints(ctx: Context) -> None:
     for i, m in enumerate(ctx.messages):
         if (m.constrain or "").lower() != "json":
             continue
-        logical = ctx.logical(m)
-        try:
-            json_depth.loads(logical)
-        except json.JSONDecodeError as err:
+        err = ctx.decoded_body(i)
+        if isinstance(err, json.JSONDecodeError):
             base = ctx.body_offset(i)
             # The JSON error position is exact only when the body is written as read.
-            offset = base + err.pos if logical == m.content else base
+            offset = base + err.pos if ctx.logical(m) == m.content else base
             ctx.add(
                 "E-BODY-CONSTRAINT-VIOLATION",
                 i,
@@ -289,8 +287,7 @@ def _schemas(ctx: Context) -> None:
             if tools and m.recipient.startswith("functions."):
                 ctx.add("W-CALL-UNKNOWN-TOOL", i, f"No declared tool is named {m.recipient}")
             continue
-        logical = ctx.logical(m)
-        args = _json_object(logical)
+        args = _json_value(ctx, i)
         if ctx.spec == SHAREGPT and isinstance(args, dict):
             args = _sharegpt_arguments(args)
         if args is None and (m.constrain or "").lower() != "json":
@@ -307,7 +304,10 @@ def _sharegpt_arguments(value: dict[str, Any]) -> Any:
     call's (datasets also write them as a JSON-encoded string)."""
     args = value.get("arguments")
     if isinstance(args, str):
-        return _json_object(args)
+        try:
+            return json_depth.loads(args)
+        except json.JSONDecodeError:
+            return None
     return args
 
 

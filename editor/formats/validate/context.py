@@ -9,8 +9,11 @@ that offset, so an edit never lands on the wrong bytes.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
+from ..codecs import json_depth
 from ..codecs.bodytext import logical_text
 from ..codecs.scanner import token
 from ..diagnostics import Diagnostic, Diagnostics, Edit, Fix
@@ -74,6 +77,7 @@ class Context:
 
     def __post_init__(self) -> None:
         self.sink = Diagnostics(self.text or "")
+        self._bodies: dict[int, Any] = {}
 
     @property
     def spec(self) -> str:
@@ -151,6 +155,16 @@ class Context:
 
     def logical(self, message: Message) -> str:
         return logical_text(self.spec, message.content)
+
+    def decoded_body(self, index: int) -> Any:
+        """The JSON value the body of message ``index`` holds, or the JSONDecodeError saying
+        why it holds none; decoded once for every rule that asks (constraints, schemas…)."""
+        if index not in self._bodies:
+            try:
+                self._bodies[index] = json_depth.loads(self.logical(self.messages[index]))
+            except json.JSONDecodeError as err:
+                self._bodies[index] = err
+        return self._bodies[index]
 
 
 def replace_fix(title: str, at: int | None, old: str, new: str) -> Fix | None:
