@@ -447,11 +447,16 @@ def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
     """Submit ``user``'s draft answers about ``transcript``, if every required question about
     the whole transcript is answered (``MissingAnswers`` names those that are not). Required
     questions about each message are not enforced here yet."""
-    mine = my_transcript_answers(transcript, user)
+    mine = list(
+        Annotation.objects.filter(transcript=transcript, annotator=user).exclude(
+            anchor_state=AnchorState.ORPHANED
+        )
+    )
+    answered = {(a.schema_version_id, a.question) for a in mine if a.target == "transcript"}
     missing = [
         question.prompt
         for schema, question in transcript_questions(transcript.dataset)
-        if question.required and (schema.current_version_id, question.key) not in mine
+        if question.required and (schema.current_version_id, question.key) not in answered
     ]
     if missing:
         raise MissingAnswers(
@@ -459,10 +464,16 @@ def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
             + "; ".join(missing),
             details={"missing": missing},
         )
-    drafts = Annotation.objects.filter(
-        transcript=transcript, annotator=user, state=AnnotationState.DRAFT
-    ).exclude(anchor_state=AnchorState.ORPHANED)
-    return [submit_annotation(annotation, user=user) for annotation in drafts]
+    drafts = [a for a in mine if a.state == AnnotationState.DRAFT]
+    if drafts:
+        now = timezone.now()
+        Annotation.objects.filter(pk__in=[a.pk for a in drafts]).update(
+            state=AnnotationState.SUBMITTED, submitted_at=now, updated_at=now
+        )
+        for annotation in drafts:
+            annotation.state = AnnotationState.SUBMITTED
+            annotation.submitted_at = annotation.updated_at = now
+    return drafts
 
 
 def answers_of(transcript: Transcript, user) -> list[dict]:

@@ -257,7 +257,9 @@ def _take_a_place(queue: ReviewQueue, item: QueueItem, user, now) -> QueueAssign
 def assignment_for(user, pk: int) -> QueueAssignment:
     """An assignment in a queue of a dataset ``user`` belongs to (404 otherwise)."""
     assignment = (
-        QueueAssignment.objects.select_related("item__queue__dataset", "item__transcript")
+        QueueAssignment.objects.select_related(
+            "item__queue__dataset", "item__transcript__dataset", "annotator"
+        )
         .filter(item__queue__dataset__in=Dataset.objects.for_user(user), pk=pk)
         .first()
     )
@@ -277,7 +279,10 @@ def _move(assignment: QueueAssignment, move: str, **fields) -> QueueAssignment:
     )
     if not updated:
         raise workflow.TransitionRefused("The assignment changed meanwhile; reload it.")
-    assignment.refresh_from_db()
+    # What the update wrote, without reading the row (and its relations) back.
+    assignment.state = target
+    for name, value in fields.items():
+        setattr(assignment, name, value)
     return assignment
 
 
@@ -335,8 +340,9 @@ def _set_transcript_status(transcript: Transcript, status: str, author, note: st
     """The transcript follows its queue item (a revision records it); nothing to do when it
     is already there. Annotators of the same item submit at the same time: a save that lost
     the race reads the transcript again (a status is not content: nothing to merge)."""
-    for _ in range(MAX_CLAIM_ATTEMPTS):
-        transcript.refresh_from_db()
+    for attempt in range(MAX_CLAIM_ATTEMPTS):
+        if attempt:  # the transcript as read first had changed: read it again
+            transcript.refresh_from_db()
         if transcript.status == status:
             return
         try:

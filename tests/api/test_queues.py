@@ -183,3 +183,15 @@ def test_a_queue_over_a_text_search(as_curator, dataset, curator, drafts):
     )
     assert response.status_code == 201, response.content
     assert response.json()["progress"]["items"] == 1
+
+
+def test_a_submit_reads_each_row_once(as_annotator, queue_id, django_assert_max_num_queries):
+    """A submit (answers, the assignment's move, the transcript's status and revision) reads
+    the assignment with everything it shows at once and never reads a row it just wrote."""
+    assignment = as_annotator.post(f"/queues/{queue_id}/claim").json()
+    with django_assert_max_num_queries(17):  # 25 when the move read its row back
+        submitted = as_annotator.post(f"/assignments/{assignment['id']}/submit")
+    assert submitted.status_code == 200, submitted.content
+    body = submitted.json()
+    assert (body["state"], body["annotator"]) == ("submitted", "annotator")
+    assert Transcript.objects.get(pk=body["transcript"]).status == Status.IN_REVIEW
