@@ -332,6 +332,32 @@ def test_prepared_items_past_the_memory_budget_are_spilled_to_disk_and_all_writt
     )
 
 
+def test_prepared_batches_are_out_of_the_collectors_reach_until_the_import_ends(
+    dataset, monkeypatch
+):
+    """Full garbage collections do not walk the batches an all-or-nothing import keeps (they
+    are frozen while it runs), and the import leaves nothing frozen behind."""
+    import gc
+
+    from editor.importing import PreparedItems
+
+    frozen_while_writing = []
+    write = PreparedItems.__iter__
+
+    def iterate(self):
+        frozen_while_writing.append(gc.get_freeze_count())
+        yield from write(self)
+
+    monkeypatch.setattr(PreparedItems, "__iter__", iterate)
+    assert gc.get_freeze_count() == 0
+    report = import_transcripts(
+        jsonl(*(envelope(str(n)) for n in range(5))), dataset=dataset, name="x.jsonl", batch_size=2
+    )
+    assert report.counts["created"] == 5
+    assert frozen_while_writing and frozen_while_writing[0] > 0
+    assert gc.get_freeze_count() == 0
+
+
 def test_only_editors_may_import(dataset, viewer):
     with pytest.raises(NotAllowed):
         import_transcripts(jsonl(envelope("a")), dataset=dataset, author=viewer, name="x.jsonl")
