@@ -513,7 +513,9 @@ def _insert_messages(
     """The Message rows of ``(transcript pk, spec, canonical messages)`` triples, as
     ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
     end user sees of each (``Message.end_user_text``); the first message of each gets index
-    ``first_index``."""
+    ``first_index``. On SQLite they go into the search index too (``add_to_search_index``):
+    this is the one place message rows are inserted."""
+    transcripts = list(transcripts)
     _insert_rows(
         Message,
         MESSAGE_COLUMNS,
@@ -538,6 +540,10 @@ def _insert_messages(
             for index, message in enumerate(messages, start=first_index)
         ),
     )
+    Message.objects.filter(
+        transcript_id__in=[transcript_id for transcript_id, _, _ in transcripts],
+        index__gte=first_index,
+    ).add_to_search_index()
 
 
 def _insert_objects(objects: list[models.Model]) -> None:
@@ -617,11 +623,9 @@ def _reserve_pks(connection, model: type[models.Model], count: int) -> list[int]
 
 
 def _insert_statements(connection, model, fields, rows: Iterable[tuple], with_pks: bool) -> list:
-    """SQLite: ``ROWS_PER_INSERT`` rows a statement.
-
-    SQLite runs each statement in a savepoint, and the search index's trigger (migration
-    0010) makes FTS5 flush its pending terms at every one: one row a statement spent 6.4 s
-    indexing 100,000 messages, 500 rows a statement 1.3 s, the same index (measured)."""
+    """SQLite: ``ROWS_PER_INSERT`` rows a statement (one ``executemany`` of one-row
+    statements was slower still, measured once messages stopped having an insert trigger;
+    with the trigger, one row a statement spent 6.4 s indexing 100,000 messages)."""
     quote = connection.ops.quote_name
     head = "INSERT INTO {} ({}) VALUES ".format(
         quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)

@@ -216,3 +216,46 @@ def test_a_new_spec_recomputes_what_the_end_user_sees(dataset, annotator):
     assert found("afterwards", search_hidden=False) == {"cot"}
     assert found("kiwi", search_hidden=False) == set()
     assert found("kiwi", search_hidden=True) == {"cot"}
+
+
+def test_every_message_written_is_in_the_search_index_once(dataset, annotator):
+    """Messages enter the index where storage inserts them (one statement per insert, on
+    SQLite), and the update and delete triggers take them out: after creating, editing one
+    message, inserting and removing messages and deleting a transcript for good, the index
+    holds each stored message once and finds it by its words."""
+    from django.db import connection
+
+    kept = make_transcript(dataset, annotator, "kept", M(role="user", content="alpha bravo"))
+    gone = make_transcript(dataset, annotator, "gone", M(role="user", content="charlie"))
+    kept = save_transcript(
+        kept,
+        expected_version=kept.version,
+        author=annotator,
+        canonical=formats.Transcript(
+            spec="openchatml-2.2",
+            messages=[
+                M(role="user", content="alpha delta"),
+                M(role="assistant", content="echo foxtrot"),
+                M(role="user", content="golf"),
+            ],
+        ),
+    )
+    save_transcript(
+        kept,
+        expected_version=kept.version,
+        author=annotator,
+        canonical=formats.Transcript(
+            spec="openchatml-2.2",
+            messages=[M(role="user", content="alpha delta"), M(role="user", content="hotel")],
+        ),
+    )
+    Transcript.all_objects.filter(pk=gone.pk).delete()
+    for word, titles in {"alpha": {"kept"}, "hotel": {"kept"}, "charlie": set()}.items():
+        assert found(word, search_hidden=True) == titles
+    for word in ("bravo", "echo", "foxtrot", "golf"):
+        assert found(word, search_hidden=True) == set()
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT rowid FROM editor_message_search")
+            indexed = [rowid for (rowid,) in cursor.fetchall()]
+        assert sorted(indexed) == sorted(Message.objects.values_list("pk", flat=True))
