@@ -22,8 +22,8 @@ setup: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput --verbosity 0
-	$(BIN)/python manage.py load_demo
 	$(BIN)/python manage.py ensure_local_login
+	$(BIN)/python manage.py load_demo --curator admin
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	@echo "Background tasks (imports): one task worker (manage.py task_worker) runs beside the server"
 	@$(BIN)/python manage.py task_worker --no-reload --verbosity 0 & WORKER=$$!; \

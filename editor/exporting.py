@@ -35,6 +35,8 @@ from editor.storage import InvalidContent
 
 CHUNK_SIZE = 500
 MESSAGES_SPEC = "openai-messages"  # the chat-dataset shape of TRL and Hugging Face
+ID_ATTR = "id"
+PREVIEW_LIMIT = 2000  # transcripts whose losses a page computes while the user waits (~1 s)
 MAX_KEPT_LOSSES = 1000  # a dataset export counts every loss but keeps only this many
 
 
@@ -213,6 +215,8 @@ class DatasetExport:
                 exported = _export(row, load_canonical, spec=spec, audience=self.audience)
                 line = self._line(row, exported)
             losses = exported.losses
+            if self.format == Format.JSONL and losses and row.external_id:
+                losses = _not_carried_by_the_line(losses, row, load_canonical())
             if self.with_annotations:
                 line["annotations"], label_losses = placed_annotations(
                     row.annotations.select_related("schema_version__schema", "annotator").order_by(
@@ -248,8 +252,21 @@ class DatasetExport:
         return {
             "transcripts": self.count,
             "loss_count": self.loss_count,
-            "losses": self.loss_summary,
+            "losses": dict(
+                sorted(self.loss_summary.items(), key=lambda kind: -kind[1]["transcripts"])
+            ),
         }
+
+    def preview(self, limit: int) -> dict:
+        """The summary of the whole export, computed before anything is downloaded (every line
+        converted and dropped), or only ``{"transcripts": n, "too_many": True}`` when more
+        than ``limit`` would make the user wait: a prepared export then lists the losses."""
+        total = self.transcripts.count()
+        if total > limit:
+            return {"transcripts": total, "too_many": True}
+        for _line in self:
+            pass
+        return self.summary()
 
     def with_summary_line(self) -> Iterator[str]:
         """The lines, then ``{"summary": …}`` on one more line (a streamed export's trailer)."""
@@ -265,6 +282,17 @@ class DatasetExport:
         if room > 0:
             who = transcript.external_id or transcript.pk
             self.losses.extend({"transcript": who, **loss} for loss in losses[:room])
+
+
+def _not_carried_by_the_line(
+    losses: list[dict], transcript: Transcript, canonical: formats.Transcript
+) -> list[dict]:
+    """An import line's ``id`` is both the transcript's external id and a key of the document
+    it was read from: a spec without document keys drops the key, but the export line's own
+    ``id`` still says it, so nothing is lost."""
+    if canonical.attrs.get(ID_ATTR) != transcript.external_id:
+        return losses
+    return [loss for loss in losses if loss["field"] != f"attrs.{ID_ATTR}"]
 
 
 def _json_document(exported: ExportedTranscript) -> dict | list | None:

@@ -14,7 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import membership, search
 from .bulk import bulk_transitions
-from .exporting import export_dataset
+from .exporting import PREVIEW_LIMIT, export_dataset
 from .forms import (
     DatasetEditForm,
     DatasetForm,
@@ -295,6 +295,7 @@ def dataset_import(request, slug):
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 def dataset_export(request, slug):
     dataset = visible_dataset(request, slug)
     form = ExportForm(request.GET)
@@ -314,6 +315,17 @@ def dataset_export(request, slug):
         statuses=options["status"],
         audience=options["audience"] or None,
     )
+    if request.GET.get("preview"):
+        # What the chosen spec cannot carry, said before the download (htmx: as the user
+        # picks the options; without JavaScript: the page again, the form as it was filled).
+        preview = lines.preview(PREVIEW_LIMIT)
+        if request.htmx:
+            context = {"dataset": dataset, "export_preview": preview, "export_options": options}
+            return render(request, "editor/dataset.html#export-preview", context)
+        context = dataset_context(
+            request, dataset, export_form=form, export_preview=preview, export_options=options
+        )
+        return render(request, "editor/dataset.html", context)
     name = f"{dataset.slug}-{options['spec'] or options['format']}.jsonl"
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'

@@ -21,6 +21,21 @@ LINES = "".join(
     + "\n"
     for i in range(30)
 )
+# Chat ML has no developer role: each of these loses it when exported as chatml.
+DEVELOPER_LINES = "".join(
+    json.dumps(
+        {
+            "id": f"dev-{i}",
+            "messages": [
+                {"role": "developer", "content": "Answer in French."},
+                {"role": "user", "content": f"question {i}"},
+                {"role": "assistant", "content": f"réponse {i}"},
+            ],
+        }
+    )
+    + "\n"
+    for i in range(30)
+)
 
 
 @pytest.fixture
@@ -53,6 +68,9 @@ def test_import_then_export(curator_page, live_server, tmp_path, screenshot):
     page.get_by_role("link", name="Support chats").click()
     expect(page.locator("tr[data-transcript]")).to_have_count(30)
     page.get_by_test_id("export-form").get_by_label("Spec").select_option("openchatml-2.2")
+    expect(page.get_by_test_id("export-nothing-lost")).to_have_text(
+        "Nothing is lost: 30 transcripts export whole."
+    )
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download JSONL").click()
     download = download_info.value
@@ -66,17 +84,22 @@ def test_an_export_prepared_in_the_background_shows_its_losses_and_downloads(
 ):
     page = curator_page
     source = tmp_path / "batch.jsonl"
-    source.write_text(LINES, encoding="utf-8")
+    source.write_text(DEVELOPER_LINES, encoding="utf-8")
     page.get_by_test_id("import-form").get_by_label("File").set_input_files(str(source))
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
 
     page.get_by_role("link", name="Support chats").click()
     page.get_by_test_id("export-form").get_by_label("Spec").select_option("chatml")
+    # Said as soon as the spec is chosen, before any download.
+    expect(
+        page.get_by_test_id("export-preview").get_by_test_id("export-loss-summary")
+    ).to_contain_text("30 transcripts lose role")
+    screenshot("export-preview")
     page.get_by_test_id("export-in-background").click()
     expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
     expect(page.get_by_text("30 of 30 transcripts written")).to_be_visible()
-    expect(page.get_by_test_id("export-loss-summary")).to_contain_text("30 transcripts lose")
+    expect(page.get_by_test_id("export-loss-summary")).to_contain_text("30 transcripts lose role")
     screenshot("export-finished")
     with page.expect_download() as download_info:
         page.get_by_test_id("export-download").click()

@@ -220,3 +220,20 @@ def test_export_import_export_gives_identical_lines(tmp_path, dataset, curator, 
 
     assert again.read_text() == first.read_text()
     assert '"status": "approved"' in first.read_text()
+
+
+def test_the_demo_gets_the_named_login_as_its_curator_once(django_user_model):
+    django_user_model.objects.create_superuser("admin", password="x")
+    call_command("load_demo", "--curator", "admin", verbosity=0)
+    call_command("load_demo", "--curator", "admin", verbosity=0)
+    demo = Dataset.objects.get(slug="demo")
+    assert list(demo.memberships.values_list("user__username", "role")) == [("admin", "curator")]
+    assert demo.membership_log.count() == 1
+
+
+def test_the_demo_refuses_a_curator_who_may_not_curate(django_user_model):
+    django_user_model.objects.create_user("someone", password="x")
+    with pytest.raises(CommandError, match="someone cannot be made curator"):
+        call_command("load_demo", "--curator", "someone", verbosity=0)
+    with pytest.raises(CommandError, match="no user 'nobody'"):
+        call_command("load_demo", "--curator", "nobody", verbosity=0)

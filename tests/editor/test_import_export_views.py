@@ -189,3 +189,91 @@ def test_without_javascript_an_unfinished_task_page_refreshes_itself(client, dat
     task.status = TaskStatus.SUCCEEDED
     task.save()
     assert "http-equiv" not in client.get(f"/imports/{task.pk}/").content.decode()
+
+
+TOOL_CALL = json.dumps(
+    {
+        "id": "call",
+        "messages": [
+            {"role": "user", "content": "Weather in Oslo?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_7",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_7", "content": '{"temp": 3}'},
+            {"role": "assistant", "content": "3 degrees."},
+        ],
+    }
+)
+
+
+def preview(client, dataset, htmx=True, **options):
+    headers = {"HX-Request": "true"} if htmx else {}
+    query = {"format": "jsonl", "preview": "1", **options}
+    return client.get(f"/datasets/{dataset.slug}/export/", query, headers=headers)
+
+
+def test_the_losses_of_an_export_are_shown_before_the_download(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES + TOOL_CALL + "\n", django_capture_on_commit_callbacks)
+    response = preview(client, dataset, spec="chatml")
+    html = response.content.decode()
+    assert response.status_code == 200 and not response.streaming
+    assert html.lstrip().startswith('<div id="export-preview"')  # the partial alone
+    # The same figures as the API's trailing summary row of the same export.
+    api = client.get(
+        f"/api/v1/datasets/{dataset.slug}/export", {"spec": "chatml", "summary": "true"}
+    )
+    summary = json.loads(b"".join(api.streaming_content).decode().splitlines()[-1])["summary"]
+    assert summary["loss_count"] > 0
+    assert f'data-loss-count="{summary["loss_count"]}"' in html
+    for field, kind in summary["losses"].items():
+        assert f'<li data-field="{field}"><strong>{kind["transcripts"]}</strong>' in html
+    assert f"over the {summary['transcripts']} transcripts exported" in html
+
+
+def test_an_export_that_loses_nothing_says_so_and_works_without_javascript(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    response = preview(client, dataset, htmx=False)
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" in html  # the whole page again
+    assert 'data-testid="export-nothing-lost"' in html and "2 transcripts export whole" in html
+    assert '<option value="jsonl" selected>' in html  # the form keeps what was chosen
+
+
+def test_too_big_an_export_is_not_converted_while_the_user_waits(
+    client, dataset, annotator, django_capture_on_commit_callbacks, monkeypatch
+):
+    monkeypatch.setattr("editor.views.PREVIEW_LIMIT", 1)
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    html = preview(client, dataset, spec="chatml").content.decode()
+    assert "2 transcripts: too many to check while you wait" in html
+    assert "data-loss-count" not in html
+
+
+def test_a_preview_needs_the_same_rights_as_the_export(client, dataset, viewer):
+    client.force_login(viewer)
+    assert preview(client, dataset).status_code == 403
+    assert preview(client, dataset, audience="end_user").status_code == 200
+
+
+def test_an_import_lines_id_is_no_loss_when_the_target_spec_has_no_document_keys(
+    client, dataset, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
+    html = preview(client, dataset, spec="openchatml-2.2").content.decode()
+    assert "2 transcripts export whole" in html

@@ -1,17 +1,21 @@
 """Load the demo dataset: one sample transcript per spec id (editor/demo/manifest.json).
 
 Idempotent: each sample has the external id `demo-<spec>`, and samples already present are
-left alone, so `make run` can run any number of times.
+left alone, so `make run` can run any number of times. ``--curator USERNAME`` makes that user
+the dataset's curator while it has none (`make run` names its local login), so the demo keeps
+the rule every other dataset keeps: at least one curator.
 """
 
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from editor.models import Dataset, Transcript
-from editor.storage import create_transcript
+from editor import membership
+from editor.models import Dataset, Role, Transcript
+from editor.storage import StorageError, create_transcript
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
@@ -19,7 +23,10 @@ DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 class Command(BaseCommand):
     help = "Load the demo dataset (one sample transcript per spec id); safe to run twice."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--curator", help="a user to make curator while the dataset has none")
+
+    def handle(self, *args, curator=None, **options):
         manifest = json.loads((DEMO_DIR / "manifest.json").read_text("utf-8"))
         about = manifest["dataset"]
         created = 0
@@ -46,7 +53,24 @@ class Command(BaseCommand):
                     note="demo data",
                 )
                 created += 1
+            if curator and not dataset.memberships.filter(role=Role.CURATOR).exists():
+                _make_curator(dataset, curator)
         self.stdout.write(
             f"Demo dataset '{dataset.slug}': {created} transcript(s) added, "
             f"{len(manifest['transcripts']) - created} already present."
         )
+
+
+def _make_curator(dataset: Dataset, username: str) -> None:
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"There is no user {username!r} to make curator.")
+    change = (
+        membership.change_role
+        if dataset.memberships.filter(user=user).exists()
+        else membership.add_member
+    )
+    try:
+        change(dataset, author=user, username=username, role=Role.CURATOR)
+    except StorageError as refused:  # a user who is neither superuser nor curator already
+        raise CommandError(f"{username} cannot be made curator: {refused}") from None
