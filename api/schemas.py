@@ -16,6 +16,7 @@ from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
 from editor.import_tasks import progress_of
 from editor.importing import OnConflict
+from editor.label_filters import parse_label_filter, pickable_questions
 from editor.models import (
     MAX_SEARCH_LENGTH,
     AnchorState,
@@ -189,8 +190,15 @@ class TranscriptFilters(Schema):
         "id", description="id, updated, title, messages or errors; a leading - reverses."
     )
     deleted: bool = Field(False, description="List the deleted transcripts instead.")
+    label: str | None = Field(
+        None,
+        max_length=300,
+        description="QUESTION:VALUE — only those with that submitted answer (a multi-choice "
+        "answer including it; a rating as its number; a span's tag), e.g. topic:billing. "
+        "422 invalid-filter when the dataset's active label schemas have no such answer.",
+    )
 
-    def to_filter(self, *, search_hidden: bool) -> TranscriptFilter:
+    def to_filter(self, dataset, *, search_hidden: bool) -> TranscriptFilter:
         return TranscriptFilter(
             text=(self.q or "").strip() or None,
             search_hidden=search_hidden,
@@ -201,6 +209,9 @@ class TranscriptFilters(Schema):
             contains=self.has,
             updated_by=self.updated_by,
             updated_since=self.updated_since,
+            label=parse_label_filter(pickable_questions(dataset), self.label)
+            if self.label
+            else None,
         )
 
 

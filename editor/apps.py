@@ -7,6 +7,6 @@ class EditorConfig(AppConfig):
     verbose_name = "Transcript editor"
 
     def ready(self) -> None:
-        from . import token_cache
+        from . import json_lookups, token_cache  # noqa: F401 (json_lookups registers a lookup)
 
         token_cache.connect()

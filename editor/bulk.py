@@ -124,7 +124,7 @@ def select(
                 details={"ids": missing[:100]},
             )
         return found
-    form = TranscriptFilterForm(filters)
+    form = TranscriptFilterForm(filters, dataset=dataset)
     if not form.is_valid():
         raise InvalidContent(
             f"Invalid filter: {form.errors.as_text()}", code="invalid-filter", details=form.errors

@@ -2,6 +2,8 @@ from django import forms
 
 from editor import formats
 
+from .errors import InvalidContent
+from .label_filters import filter_choices, parse_label_filter, pickable_questions
 from .models import MAX_SEARCH_LENGTH, Contains, Dataset, Role, Status, TranscriptFilter
 
 SPEC_OPTIONS = [(spec, spec) for spec in formats.SPEC_IDS]
@@ -113,8 +115,15 @@ class TranscriptFilterForm(forms.Form):
     An invalid value is reported next to its field and ignored; the others still apply.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, dataset: Dataset, **kwargs):
         super().__init__(*args, auto_id="filter_%s", **kwargs)
+        self.label_questions = pickable_questions(dataset)
+        # Offered only when the dataset has questions with answers to pick.
+        choices = filter_choices(self.label_questions)
+        if choices:
+            self.fields["label"].choices = [("", "any label"), *choices]
+        else:
+            del self.fields["label"]
 
     q = forms.CharField(
         required=False,
@@ -154,6 +163,14 @@ class TranscriptFilterForm(forms.Form):
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
+    label = forms.ChoiceField(required=False, label="Label")
+
+    def clean_label(self):
+        token = self.cleaned_data.get("label")
+        try:
+            return parse_label_filter(self.label_questions, token) if token else None
+        except InvalidContent as refused:  # a schema changed between the choices and now
+            raise forms.ValidationError(str(refused)) from None
 
     def to_filter(self, *, search_hidden: bool) -> TranscriptFilter:
         """The valid part of the filters (``is_valid`` must have run); ``search_hidden``:
@@ -169,6 +186,7 @@ class TranscriptFilterForm(forms.Form):
             contains=data.get("has") or (),
             updated_by=(data.get("updated_by") or "").strip() or None,
             updated_since=data.get("updated_since"),
+            label=data.get("label"),
         )
 
     def sort_key(self) -> str:

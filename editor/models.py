@@ -312,6 +312,7 @@ class TranscriptFilter:
     updated_by: str | None = None  # the username of the last revision's author
     updated_since: datetime | date | None = None
     # (question key, value): someone submitted that answer about the transcript or a message
+    # (a multi-choice answer: one that includes it; ``editor.label_filters``)
     label: tuple[str, Any] | None = None
     text: str | None = None  # words searched in message content (``MessageQuerySet.containing``)
     # Whether ``text`` is also searched where the end user cannot see (the role may see
@@ -400,7 +401,7 @@ class TranscriptQuerySet(models.QuerySet):
             answers = Annotation.objects.filter(
                 transcript=OuterRef("pk"),
                 question=question,
-                value=value,
+                value__holds=value,
                 state=AnnotationState.SUBMITTED,
             )
             rows = rows.filter(Exists(answers))

@@ -88,7 +88,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     """Everything the dataset page shows: a page of the filtered transcripts, the members,
     the import, export and edit forms (``overrides`` replace a form to show its errors)."""
     page_path = reverse("dataset", args=[dataset.slug])
-    filters = TranscriptFilterForm(request.GET)
+    filters = TranscriptFilterForm(request.GET, dataset=dataset)
     filters.is_valid()  # invalid fields are shown with their error and ignored
     sort = filters.sort_key()
     wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)

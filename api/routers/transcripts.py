@@ -62,7 +62,7 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
     manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)
+    wanted = filters.to_filter(dataset, search_hidden=dataset.user_sees_hidden)
     rows = manager.filter(dataset=dataset).summaries().matching(replace(wanted, text=None))
     if filters.deleted:
         rows = rows.deleted()

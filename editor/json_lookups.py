@@ -1,0 +1,30 @@
+"""``holds``: a JSON value that is ``v``, or an array with ``v`` among its elements.
+
+A label filter matches a choice answer (``"billing"``), a multi-choice answer that includes
+the option (``["billing", "bug"]``), a rating (``3``) and a span's tag with one lookup.
+PostgreSQL says it with jsonb containment (a scalar contains itself, an array contains each
+of its elements); SQLite, whose JSON fields have no ``contains`` lookup, with ``json_each``,
+which yields a scalar's own value and an array's elements. Types are kept on both: the rating
+``3`` is not the text ``"3"``.
+"""
+
+import json
+
+from django.db.models import JSONField, Lookup
+
+
+@JSONField.register_lookup
+class Holds(Lookup):
+    lookup_name = "holds"
+    prepare_rhs = False
+
+    def as_sql(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        return (
+            f"EXISTS (SELECT 1 FROM json_each({lhs}) WHERE json_each.value = %s)",
+            [*params, self.rhs],
+        )
+
+    def as_postgresql(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} @> %s::jsonb", [*params, json.dumps(self.rhs)]
