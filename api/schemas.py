@@ -85,6 +85,29 @@ class MemberOut(Schema):
     created_at: datetime
 
 
+class MemberChangeOut(Schema):
+    actor: str | None = Field(
+        description="Who made the change (null: a user since deleted, or a command)."
+    )
+    username: str
+    action: Literal["added", "role_changed", "removed"]
+    old_role: RoleName | None
+    new_role: RoleName | None
+    created_at: datetime
+
+    @staticmethod
+    def resolve_actor(change) -> str | None:
+        return change.actor.username if change.actor is not None else None
+
+    @staticmethod
+    def resolve_old_role(change) -> str | None:
+        return change.old_role or None
+
+    @staticmethod
+    def resolve_new_role(change) -> str | None:
+        return change.new_role or None
+
+
 class MemberIn(Schema):
     username: str
     role: RoleName = "viewer"

@@ -130,6 +130,11 @@ def members(dataset: Dataset):
     return sorted(rows, key=lambda m: order[m.role])
 
 
+def recent_changes(dataset: Dataset, limit: int = 10):
+    """The last ``limit`` membership changes of ``dataset``, newest first, with who made them."""
+    return list(dataset.membership_log.select_related("actor")[:limit])
+
+
 def add_member(dataset: Dataset, *, author, username: str, role: str = Role.VIEWER) -> Membership:
     _require_curator(dataset, author, "Only a curator may add members.")
     users = get_user_model().objects.filter(username=username, is_active=True)

@@ -118,6 +118,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "queues": queues,
         "sort": sort,
         "members": membership.members(dataset),
+        "member_changes": membership.recent_changes(dataset),
         "member_form": MemberAddForm(),
         "roles": Role.choices,
         "edit_form": DatasetEditForm(instance=dataset),
@@ -199,6 +200,7 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
     context = {
         "dataset": dataset,
         "members": membership.members(dataset),
+        "member_changes": membership.recent_changes(dataset),
         "member_form": member_form or MemberAddForm(),
         "roles": Role.choices,
         "member_refusal": refusal,

@@ -18,6 +18,7 @@ from ..schemas import (
     DatasetCreateIn,
     DatasetOut,
     DatasetUpdateIn,
+    MemberChangeOut,
     MemberIn,
     MemberOut,
     RoleIn,
@@ -80,6 +81,16 @@ def update_dataset(request, slug: str, payload: DatasetUpdateIn):
 )
 def list_members(request, slug: str):
     return membership.members(visible_dataset(request.auth, slug))
+
+
+@router.get(
+    "/datasets/{slug}/member-changes",
+    response={200: list[MemberChangeOut], **errors(404, 422)},
+    summary="Who added, removed or changed the role of whom, and when (newest first)",
+)
+@paginate(LimitOffset)
+def list_member_changes(request, slug: str):
+    return visible_dataset(request.auth, slug).membership_log.select_related("actor")
 
 
 @router.post(

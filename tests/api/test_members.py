@@ -101,6 +101,35 @@ def test_a_curator_adds_changes_and_removes_a_member(as_curator, curator, outsid
         (curator, "outsider", "role_changed", "reviewer", "annotator"),
         (curator, "outsider", "removed", "annotator", ""),
     ]
+    # The same record through the API, newest first.
+    changes = as_curator.get(f"/datasets/{dataset.slug}/member-changes").json()
+    assert changes["count"] == 3
+    assert [
+        {k: c[k] for k in ("actor", "username", "action", "old_role", "new_role")}
+        for c in changes["items"]
+    ] == [
+        {
+            "actor": "curator",
+            "username": "outsider",
+            "action": "removed",
+            "old_role": "annotator",
+            "new_role": None,
+        },
+        {
+            "actor": "curator",
+            "username": "outsider",
+            "action": "role_changed",
+            "old_role": "reviewer",
+            "new_role": "annotator",
+        },
+        {
+            "actor": "curator",
+            "username": "outsider",
+            "action": "added",
+            "old_role": None,
+            "new_role": "reviewer",
+        },
+    ]
 
 
 @pytest.mark.parametrize("role", ["annotator", "viewer"])
@@ -160,3 +189,8 @@ def test_changing_someone_who_is_no_member_is_a_404(as_curator, outsider, datase
     path = f"/datasets/{dataset.slug}/members/outsider"
     assert_error(patch(as_curator, path, {"role": "viewer"}), 404, "not-a-member")
     assert_error(as_curator.delete(path), 404, "not-a-member")
+
+
+def test_the_member_changes_are_for_members_only(as_viewer, as_outsider, dataset):
+    assert as_viewer.get(f"/datasets/{dataset.slug}/member-changes").status_code == 200
+    assert as_outsider.get(f"/datasets/{dataset.slug}/member-changes").status_code == 404

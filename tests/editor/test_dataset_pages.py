@@ -197,12 +197,12 @@ def test_the_page_queries_do_not_grow_with_transcripts(
 ):
     add_transcripts(dataset, curator, 1000)
     client.force_login(curator)
-    # session, user, dataset with role, label questions, members, count, page (with authors),
-    # imports, your exports, queues
-    with django_assert_max_num_queries(10):
+    # session, user, dataset with role, label questions, members, their recent changes, count,
+    # page (with authors), imports, your exports, queues
+    with django_assert_max_num_queries(11):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 3, "sort": "-updated"})
     assert len(row_ids(response.content.decode())) == 50
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(11):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 20, "has_errors": "false"})
     assert len(row_ids(response.content.decode())) == 50
 
@@ -241,10 +241,18 @@ def test_a_curator_adds_changes_and_removes_members_through_htmx(
     assert '<tr data-member="outsider" data-role="reviewer">' in html
     client.post(f"{base}outsider/", {"role": "annotator"}, headers=HX)
     assert dataset.role_of(outsider) == Role.ANNOTATOR
-    client.post(f"{base}outsider/remove/", headers=HX)
+    html = client.post(f"{base}outsider/remove/", headers=HX).content.decode()
     assert dataset.role_of(outsider) is None
     actions = MembershipChange.objects.filter(dataset=dataset).values_list("action", flat=True)
     assert sorted(actions) == ["added", "removed", "role_changed"]
+    # The section says who did what, newest first.
+    log = html[html.index('data-testid="member-log"') :]
+    assert log.index('data-action="removed"') < log.index('data-action="role_changed"')
+    assert (
+        "<strong>curator</strong> changed the role of <strong>outsider</strong>: reviewer → annotator"
+        in log
+    )
+    assert "<strong>curator</strong> removed <strong>outsider</strong> (annotator)" in log
 
 
 def test_refusals_are_shown_in_the_members_section(client, curator, dataset):
