@@ -108,6 +108,19 @@ class MemberChangeOut(Schema):
         return change.new_role or None
 
 
+class DatasetEditOut(Schema):
+    actor: str | None = Field(description="Who made the edit (null: a user since deleted).")
+    created: bool = Field(description="True for the dataset's creation.")
+    changes: dict[str, list[str]] = Field(
+        description="{field: [old, new]} for name, description and default_spec."
+    )
+    created_at: datetime
+
+    @staticmethod
+    def resolve_actor(edit) -> str | None:
+        return edit.actor.username if edit.actor is not None else None
+
+
 class MemberIn(Schema):
     username: str
     role: RoleName = "viewer"

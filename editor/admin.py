@@ -16,6 +16,7 @@ from django.utils.html import format_html
 from editor.models import (
     ApiToken,
     Dataset,
+    DatasetEdit,
     ImportTask,
     Membership,
     MembershipChange,
@@ -84,6 +85,16 @@ class MembershipChangeAdmin(ViewOnly, admin.ModelAdmin):
     list_display = ["created_at", "dataset", "actor", "action", "username", "old_role", "new_role"]
     list_filter = ["action", "dataset"]
     search_fields = ["username", "dataset__slug", "actor__username"]
+    list_select_related = ["dataset", "actor"]
+
+
+@admin.register(DatasetEdit)
+class DatasetEditAdmin(ViewOnly, admin.ModelAdmin):
+    """The record of datasets created and edited in the app (``editor.membership``)."""
+
+    list_display = ["created_at", "dataset", "actor", "created", "changes"]
+    list_filter = ["dataset"]
+    search_fields = ["dataset__slug", "actor__username"]
     list_select_related = ["dataset", "actor"]
 
 

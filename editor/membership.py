@@ -4,7 +4,8 @@ change their roles, remove them. The HTML views and the API call these functions
 Any logged-in user may create a dataset and becomes its curator; only curators (and
 superusers, who act as curators everywhere) may edit it or change its members. A dataset
 always keeps at least one curator: removing or demoting the last one is refused
-(``LastCurator``). Every membership change is recorded as a ``MembershipChange``.
+(``LastCurator``). Every membership change is recorded as a ``MembershipChange``, every
+creation or edit of a dataset as a ``DatasetEdit`` (who, when, what changed).
 
 Refusals are ``StorageError``s (code, message, HTTP status), as in ``editor.storage``.
 """
@@ -15,7 +16,14 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from editor.models import Dataset, Membership, MembershipAction, MembershipChange, Role
+from editor.models import (
+    Dataset,
+    DatasetEdit,
+    Membership,
+    MembershipAction,
+    MembershipChange,
+    Role,
+)
 from editor.storable import check_storable_text
 from editor.storage import NotAllowed, StorageError
 
@@ -74,6 +82,7 @@ def create_dataset(
     try:
         with transaction.atomic():
             dataset.save()
+            DatasetEdit.objects.create(dataset=dataset, actor=author, created=True)
             _add(dataset, author=author, user=author, role=Role.CURATOR)
     except IntegrityError:  # created by someone else since _check looked
         raise _slug_taken(slug) from None
@@ -91,16 +100,26 @@ def update_dataset(
     """Change a dataset's name, description or default spec (curators). The slug stays: it is
     in every link to the dataset."""
     _require_curator(dataset, author, "Only a curator may edit this dataset.")
+    changes = {}
     for field, value in (
         ("name", name),
         ("description", description),
         ("default_spec", default_spec),
     ):
-        if value is not None:
+        if value is not None and value != getattr(dataset, field):
+            changes[field] = [getattr(dataset, field), value]
             setattr(dataset, field, value)
     _check(dataset)
-    dataset.save(update_fields=["name", "description", "default_spec", "updated_at"])
+    if changes:
+        with transaction.atomic():
+            dataset.save(update_fields=[*changes, "updated_at"])
+            DatasetEdit.objects.create(dataset=dataset, actor=author, changes=changes)
     return dataset
+
+
+def recent_edits(dataset: Dataset, limit: int = 5):
+    """The last ``limit`` edits of ``dataset`` (its creation included), newest first."""
+    return list(dataset.edits.select_related("actor")[:limit])
 
 
 def _check(dataset: Dataset) -> None:

@@ -257,6 +257,27 @@ class MembershipChange(models.Model):
         return f"{self.actor} {self.get_action_display()} {self.username} in {self.dataset}"
 
 
+class DatasetEdit(models.Model):
+    """Who created a dataset or changed its name, description or default spec, and when:
+    ``changes`` is ``{field: [old, new]}`` (empty for the creation). Written by
+    ``editor.membership``; the slug never changes, so it is not among the fields."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="edits")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created = models.BooleanField(default=False)
+    changes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        what = "created" if self.created else f"changed {', '.join(self.changes)} of"
+        return f"{self.actor} {what} {self.dataset}"
+
+
 class Status(models.TextChoices):
     # The transitions between these belong to the review workflow (editor/workflow.py).
     DRAFT = "draft", "Draft"

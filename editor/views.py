@@ -122,6 +122,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "member_form": MemberAddForm(),
         "roles": Role.choices,
         "edit_form": DatasetEditForm(instance=dataset),
+        "dataset_edits": membership.recent_edits(dataset) if dataset.user_can_curate else [],
         "import_form": ImportForm(),
         "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
         "import_tasks": dataset.import_tasks.select_related("created_by")[:5]

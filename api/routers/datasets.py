@@ -16,6 +16,7 @@ from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import (
     DatasetCreateIn,
+    DatasetEditOut,
     DatasetOut,
     DatasetUpdateIn,
     MemberChangeOut,
@@ -81,6 +82,16 @@ def update_dataset(request, slug: str, payload: DatasetUpdateIn):
 )
 def list_members(request, slug: str):
     return membership.members(visible_dataset(request.auth, slug))
+
+
+@router.get(
+    "/datasets/{slug}/edits",
+    response={200: list[DatasetEditOut], **errors(404, 422)},
+    summary="Who created the dataset or changed its name, description or default spec, and when",
+)
+@paginate(LimitOffset)
+def list_dataset_edits(request, slug: str):
+    return visible_dataset(request.auth, slug).edits.select_related("actor")
 
 
 @router.get(

@@ -67,6 +67,23 @@ def test_curators_edit_a_dataset_others_may_not(as_curator, as_annotator, as_out
     assert_error(patch(as_outsider, path, {"name": "Mine"}), 404, "not-found")
     dataset.refresh_from_db()
     assert (dataset.name, dataset.default_spec) == ("Renamed", "chatml")
+    # Recorded: who changed what, from what to what. Saving the same values again is no edit.
+    assert patch(as_curator, path, {"name": "Renamed"}).status_code == 200
+    edits = as_curator.get(f"{path}/edits").json()
+    assert edits["count"] == 1
+    edit = edits["items"][0]
+    assert (edit["actor"], edit["created"]) == ("curator", False)
+    assert edit["changes"] == {
+        "name": ["Support chats", "Renamed"],
+        "default_spec": ["openchatml-2.2", "chatml"],
+    }
+    assert as_outsider.get(f"{path}/edits").status_code == 404
+
+
+def test_a_created_dataset_records_who_created_it(as_outsider):
+    assert as_outsider.post("/datasets", {"name": "Mine", "slug": "mine"}).status_code == 201
+    [edit] = as_outsider.get("/datasets/mine/edits").json()["items"]
+    assert (edit["actor"], edit["created"], edit["changes"]) == ("outsider", True, {})
 
 
 # --- members --------------------------------------------------------------------------------

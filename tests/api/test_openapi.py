@@ -13,6 +13,7 @@ ROUTES = {
     ("patch", "/datasets/{slug}"): {401, 403, 404, 422},
     ("get", "/datasets/{slug}/members"): {401, 404},
     ("get", "/datasets/{slug}/member-changes"): {401, 404, 422},
+    ("get", "/datasets/{slug}/edits"): {401, 404, 422},
     ("post", "/datasets/{slug}/members"): {401, 403, 404, 409, 422},
     ("patch", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409, 422},
     ("delete", "/datasets/{slug}/members/{username}"): {401, 403, 404, 409},

@@ -197,12 +197,12 @@ def test_the_page_queries_do_not_grow_with_transcripts(
 ):
     add_transcripts(dataset, curator, 1000)
     client.force_login(curator)
-    # session, user, dataset with role, label questions, members, their recent changes, count,
-    # page (with authors), imports, your exports, queues
-    with django_assert_max_num_queries(11):
+    # session, user, dataset with role, label questions, members, their recent changes, the
+    # dataset's edits, count, page (with authors), imports, your exports, queues
+    with django_assert_max_num_queries(12):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 3, "sort": "-updated"})
     assert len(row_ids(response.content.decode())) == 50
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 20, "has_errors": "false"})
     assert len(row_ids(response.content.decode())) == 50
 
@@ -227,6 +227,12 @@ def test_a_curator_edits_the_dataset_others_get_403(client, curator, annotator, 
     assert client.post(f"/datasets/{dataset.slug}/edit/", form).status_code == 302
     dataset.refresh_from_db()
     assert (dataset.name, dataset.description, dataset.default_spec) == ("Renamed", "d", "harmony")
+    edits = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    edits = edits[edits.index('data-testid="dataset-edits"') :]
+    assert (
+        "curator changed the name (“Support chats” → “Renamed”), the description, the default "
+        "spec (openchatml-2.2 → harmony)"
+    ) in edits
 
 
 def test_a_curator_adds_changes_and_removes_members_through_htmx(
