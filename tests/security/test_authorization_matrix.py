@@ -516,6 +516,8 @@ MATRIX = [
     ),
     api("patch", "/datasets/{slug}", "403 403 403 200", {"name": "Renamed"}),
     api("get", "/datasets/{slug}/members", "200 200 200 200"),
+    api("get", "/datasets/{slug}/member-changes", "200 200 200 200"),
+    api("get", "/datasets/{slug}/edits", "200 200 200 200"),
     api("post", "/datasets/{slug}/members", "403 403 403 201", {"username": "away-curator"}),
     api("patch", "/datasets/{slug}/members/{username}", "403 403 403 200", {"role": "annotator"}),
     api("delete", "/datasets/{slug}/members/{username}", "403 403 403 204"),

@@ -155,13 +155,14 @@ def read_unlocated(text: str) -> Node:
 
 
 def _unlocated(value: Any, depth: int) -> Node:
+    # Positional arguments: a record builds a node per message, and keywords cost more.
     if depth > 0 and type(value) is list:
         items = [_unlocated(item, depth - 1) for item in value]
-        return Node(value, 0, 0, items=items, located=False)
+        return Node(value, 0, 0, items, None, None, False)
     if depth == WALK_DEPTH and type(value) is dict:
         members = {key: _unlocated(item, depth - 1) for key, item in value.items()}
-        return Node(value, 0, 0, members=members, located=False)
-    return Node(value, 0, 0, located=False)
+        return Node(value, 0, 0, None, members, None, False)
+    return Node(value, 0, 0, None, None, None, False)
 
 
 def stamped(message: Message, spec: str, text: str, node: Node) -> Message:

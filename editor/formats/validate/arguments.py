@@ -26,6 +26,7 @@ request any address. An unresolvable reference makes the schema unusable too.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,6 @@ from referencing.exceptions import Unresolvable
 REGEX_KEYWORDS = ('"pattern"', '"patternProperties"')
 CACHED_SCHEMAS = 256
 NOT_FINITE = "$: NaN and Infinity are not JSON numbers (RFC 8259)"
-# One encoder for every check: ``json.dumps(allow_nan=False)`` builds a new one per call.
-FINITE_ONLY = json.JSONEncoder(allow_nan=False)
 RS_ERRORS = (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError)
 
 
@@ -85,11 +84,16 @@ def _json_path(path) -> str:
 
 def _finite(value: Any) -> bool:
     """False when ``value`` holds NaN or an infinity (which the engines also compare
-    differently, e.g. -Infinity against a minimum)."""
-    try:
-        FINITE_ONLY.encode(value)
-    except ValueError:
-        return False
+    differently, e.g. -Infinity against a minimum). Decoded JSON: its nesting is bounded
+    (``json_depth``), so the recursion is too; most arguments are a few strings, looked at
+    once each, where encoding them all would copy them."""
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    if kind is dict:
+        return all(map(_finite, value.values()))
+    if kind is list:
+        return all(map(_finite, value))
     return True
 
 
