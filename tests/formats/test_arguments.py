@@ -10,13 +10,14 @@ import socket
 import subprocess
 import sys
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from editor.formats.validate import validate_text
-from editor.formats.validate.arguments import NOT_FINITE, parameters_schema
+from editor.formats.validate.arguments import NOT_FINITE, UnusableSchema, parameters_schema
 from tests.budget import examples
 
 SCALARS = st.one_of(
@@ -257,3 +258,16 @@ def test_references_inside_the_schema_and_to_metaschemas_resolve():
         '"{}"', json.dumps('{"unit": "kelvin", "meta": {"type": 3}}')
     )
     assert [code for code, _ in _codes(bad)] == ["E-CALL-SCHEMA", "E-CALL-SCHEMA"]
+
+
+def test_the_schema_cache_keeps_json_types_apart_and_shares_equal_schemas():
+    text = '{"type": "object", "additionalProperties": %s}'
+    one = parameters_schema(json.loads(text % "true"))
+    assert parameters_schema(json.loads(text % "true")) is one  # decoded twice, cached once
+    # Equal in Python (True == 1), not in JSON: 1 is no schema, and is not served true's checker.
+    with pytest.raises(UnusableSchema):
+        parameters_schema(json.loads(text % "1"))
+    minimum = '{"type": "number", "minimum": %s}'
+    assert parameters_schema(json.loads(minimum % "1")) is not parameters_schema(
+        json.loads(minimum % "1.0")
+    )

@@ -212,3 +212,42 @@ def test_workers_read_the_blocks_in_order(tmp_path, monkeypatch):
         reports = list(jsonl.run(stream, partial(jsonl.validate_record, spec=None), jobs=2))
     assert [r.number for r in reports] == [n for k in range(300) for n in (3 * k + 1, 3 * k + 3)]
     assert [bool(r.diagnostics) for r in reports] == [False, True] * 300
+
+
+def echo(number: int, line: bytes) -> jsonl.RecordReport:
+    """A task the worker processes can unpickle (module level)."""
+    return jsonl.RecordReport(number, line.decode(), 0, [])
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 64, 1 << 20])
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_workers_read_ranges_of_a_file_numbered_as_a_stream(
+    tmp_path, monkeypatch, block_bytes, final_newline
+):
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(b"\n".join(LINES) + (b"\n" if final_newline else b""))
+    monkeypatch.setattr(jsonl, "BLOCK_BYTES", block_bytes)
+    with path.open("rb") as stream:
+        got = [(r.number, r.spec.encode()) for r in jsonl.run(stream, echo, jobs=2)]
+    assert got == EXPECTED
+
+
+@pytest.mark.parametrize("block_bytes", [1, 5, 300, 1 << 20])
+def test_file_ranges_cover_the_file_in_whole_lines(tmp_path, monkeypatch, block_bytes):
+    data = b"\n".join(LINES * 20)  # no final LF
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(data)
+    monkeypatch.setattr(jsonl, "BLOCK_BYTES", block_bytes)
+    with path.open("rb") as stream:
+        ranges = list(jsonl._file_ranges(stream))
+    pieces = [data[offset : offset + length] for _, offset, length in ranges]
+    assert b"".join(pieces) == data
+    assert all(piece.endswith(b"\n") for piece in pieces[:-1])
+    assert all(length > 0 for _, _, length in ranges)
+
+
+def test_an_empty_file_has_no_records(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    with path.open("rb") as stream:
+        assert list(jsonl.run(stream, echo, jobs=2)) == []

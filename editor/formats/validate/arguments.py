@@ -26,6 +26,7 @@ request any address. An unresolvable reference makes the schema unusable too.
 from __future__ import annotations
 
 import json
+import marshal
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -100,10 +101,15 @@ def _finite(value: Any) -> bool:
 def parameters_schema(schema: Any) -> ParametersSchema:
     """The checker of a declared parameters schema; UnusableSchema when it is not one.
 
-    Cached by the schema's ``repr`` (exact for decoded JSON, and cheaper than dumping it):
-    checking a schema against the metaschema costs far more than a parse, and a dataset
-    declares the same tools on every record."""
-    key = repr(schema)
+    Cached by the schema's ``marshal`` form: checking a schema against the metaschema costs
+    far more than a parse, and a dataset declares the same tools on every record. Version 2
+    of the format writes every value out (no back-references, so equal schemas give equal
+    bytes however their objects are shared), keeps types apart (``true`` is not ``1``, ``1.0``
+    not ``1``) and is three times cheaper than ``repr``."""
+    try:
+        key: bytes | str = marshal.dumps(schema, 2)
+    except ValueError:  # not decoded JSON: a value marshal cannot write
+        key = repr(schema)
     compiled = _COMPILED.get(key)
     if compiled is None:
         if len(_COMPILED) >= CACHED_SCHEMAS:
@@ -114,7 +120,7 @@ def parameters_schema(schema: Any) -> ParametersSchema:
     return compiled
 
 
-_COMPILED: dict[str, ParametersSchema | str] = {}
+_COMPILED: dict[bytes | str, ParametersSchema | str] = {}
 
 
 def _compiled(schema: Any) -> ParametersSchema | str:
