@@ -118,12 +118,12 @@ class TranscriptFilterForm(forms.Form):
     def __init__(self, *args, dataset: Dataset, **kwargs):
         super().__init__(*args, auto_id="filter_%s", **kwargs)
         self.label_questions = pickable_questions(dataset)
-        # Offered only when the dataset has questions with answers to pick.
-        choices = filter_choices(self.label_questions)
-        if choices:
-            self.fields["label"].choices = [("", "any label"), *choices]
-        else:
-            del self.fields["label"]
+        # Without questions to pick from, any label is refused (a bulk action "on everything
+        # matching" must never widen to everything); the page shows the field only with some.
+        self.fields["label"].choices = [
+            ("", "any label"),
+            *filter_choices(self.label_questions),
+        ]
 
     q = forms.CharField(
         required=False,

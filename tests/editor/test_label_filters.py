@@ -147,3 +147,19 @@ def test_bulk_everything_matching_a_label(client, curator, labelled):
         "t0002": "draft",
         "t0003": "draft",
     }
+
+
+def test_a_label_filter_on_a_dataset_without_labels_is_refused_not_ignored(
+    client, curator, dataset
+):
+    add_transcripts(dataset, curator, 2)
+    client.force_login(curator)
+    response = client.post(
+        f"/api/v1/datasets/{dataset.slug}/bulk",
+        {"action": "transition", "transition": "submit", "filter": {"label": "topic:billing"}},
+        content_type="application/json",
+    )
+    assert response.status_code == 422 and response.json()["code"] == "invalid-filter"
+    assert set(Transcript.objects.values_list("status", flat=True)) == {"draft"}
+    listed = client.get(f"/api/v1/datasets/{dataset.slug}/transcripts", {"label": "topic:billing"})
+    assert listed.status_code == 422
