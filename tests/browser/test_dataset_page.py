@@ -1,11 +1,13 @@
-"""A curator filters the dataset page's table, pages through it (htmx, URL pushed, back button)
-and adds a member."""
+"""A curator filters the dataset page's table (by label answers too), pages through it (htmx,
+URL pushed, back button) and adds a member."""
 
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from editor.models import Dataset, Membership, Role, Status
+from editor.annotations import create_annotation, submit_annotation
+from editor.labels import create_label_schema
+from editor.models import Dataset, Membership, Role, Status, Transcript
 from editor.storage import NewTranscript, TranscriptContent, create_transcripts
 from tests.editor.samples import conversation
 
@@ -82,6 +84,11 @@ def test_filter_page_through_and_add_a_member(curator_page, live_server, screens
     expect(members.locator('tr[data-member="newcomer"]')).to_have_attribute(
         "data-role", "annotator"
     )
+    log = members.get_by_test_id("member-log")
+    log.locator("summary").click()
+    expect(log.locator('li[data-action="added"]')).to_contain_text(
+        "cur added newcomer as annotator"
+    )
     form = page.get_by_test_id("add-member-form")
     form.get_by_label("Username").fill("nobody")
     form.get_by_role("button", name="Add member").click()
@@ -140,3 +147,38 @@ def test_select_everything_matching_and_act_on_it(curator_page, live_server, scr
     expect(page.get_by_test_id("bulk-message")).to_contain_text("2 transcripts brought back.")
     expect(page.get_by_test_id("match-count")).to_contain_text("130 transcripts")
     expect(count).to_have_text("None selected")
+
+
+def test_filter_by_a_label_answer(curator_page, live_server):
+    dataset = Dataset.objects.get(slug="support")
+    curator = get_user_model().objects.get(username="cur")
+    schema = create_label_schema(
+        dataset,
+        author=curator,
+        name="Triage",
+        questions=[
+            {
+                "key": "topic",
+                "kind": "choice",
+                "prompt": "Topic?",
+                "options": [
+                    {"value": "billing", "label": "Billing"},
+                    {"value": "bug", "label": "Bug"},
+                ],
+            }
+        ],
+    )
+    for transcript in Transcript.objects.filter(title__in=["chat 003", "chat 007"]):
+        answer = create_annotation(
+            transcript, annotator=curator, schema=schema, question="topic", value="billing"
+        )
+        submit_annotation(answer, user=curator)
+    page = curator_page
+    page.reload()
+    page.get_by_test_id("filters").get_by_label("Label").select_option("topic:billing")
+    rows = page.locator("#transcript-table tr[data-transcript]")
+    expect(rows).to_have_count(2)
+    expect(page.get_by_test_id("match-count")).to_contain_text("2 transcripts")
+    expect(page).to_have_url(
+        f"{live_server.url}/datasets/support/?label=topic%3Abilling&sort=-updated"
+    )
