@@ -10,6 +10,7 @@ which yields a scalar's own value and an array's elements. Types are kept on bot
 
 import json
 
+from django.db import NotSupportedError
 from django.db.models import JSONField, Lookup
 
 
@@ -19,6 +20,11 @@ class Holds(Lookup):
     prepare_rhs = False
 
     def as_sql(self, compiler, connection):
+        raise NotSupportedError(
+            f"holds is written for SQLite and PostgreSQL, not {connection.vendor}"
+        )
+
+    def as_sqlite(self, compiler, connection):
         lhs, params = self.process_lhs(compiler, connection)
         return (
             f"EXISTS (SELECT 1 FROM json_each({lhs}) WHERE json_each.value = %s)",

@@ -117,9 +117,9 @@ def update_dataset(
     return dataset
 
 
-def recent_edits(dataset: Dataset, limit: int = 5):
-    """The last ``limit`` edits of ``dataset`` (its creation included), newest first."""
-    return list(dataset.edits.select_related("actor")[:limit])
+def edit_log(dataset: Dataset):
+    """The edits of ``dataset`` (its creation included), newest first, with who made them."""
+    return dataset.edits.select_related("actor")
 
 
 def _check(dataset: Dataset) -> None:
@@ -149,9 +149,9 @@ def members(dataset: Dataset):
     return sorted(rows, key=lambda m: order[m.role])
 
 
-def recent_changes(dataset: Dataset, limit: int = 10):
-    """The last ``limit`` membership changes of ``dataset``, newest first, with who made them."""
-    return list(dataset.membership_log.select_related("actor")[:limit])
+def change_log(dataset: Dataset):
+    """The membership changes of ``dataset``, newest first, with who made them."""
+    return dataset.membership_log.select_related("actor")
 
 
 def add_member(dataset: Dataset, *, author, username: str, role: str = Role.VIEWER) -> Membership:

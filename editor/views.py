@@ -31,6 +31,8 @@ from .tasks import current
 from .visibility import FULL_CONTENT, export_audience, require_audience
 
 PAGE_SIZE = 50
+RECENT_MEMBER_CHANGES = 10  # the members section lists these; the API has them all
+RECENT_EDITS = 5  # under "Edit dataset"
 
 
 def visible_dataset(request, slug: str) -> Dataset:
@@ -118,11 +120,13 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "queues": queues,
         "sort": sort,
         "members": membership.members(dataset),
-        "member_changes": membership.recent_changes(dataset),
+        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
         "member_form": MemberAddForm(),
         "roles": Role.choices,
         "edit_form": DatasetEditForm(instance=dataset),
-        "dataset_edits": membership.recent_edits(dataset) if dataset.user_can_curate else [],
+        "dataset_edits": membership.edit_log(dataset)[:RECENT_EDITS]
+        if dataset.user_can_curate
+        else [],
         "import_form": ImportForm(),
         "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
         "import_tasks": dataset.import_tasks.select_related("created_by")[:5]
@@ -201,7 +205,7 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
     context = {
         "dataset": dataset,
         "members": membership.members(dataset),
-        "member_changes": membership.recent_changes(dataset),
+        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
         "member_form": member_form or MemberAddForm(),
         "roles": Role.choices,
         "member_refusal": refusal,

@@ -91,7 +91,7 @@ def list_members(request, slug: str):
 )
 @paginate(LimitOffset)
 def list_dataset_edits(request, slug: str):
-    return visible_dataset(request.auth, slug).edits.select_related("actor")
+    return membership.edit_log(visible_dataset(request.auth, slug))
 
 
 @router.get(
@@ -101,7 +101,7 @@ def list_dataset_edits(request, slug: str):
 )
 @paginate(LimitOffset)
 def list_member_changes(request, slug: str):
-    return visible_dataset(request.auth, slug).membership_log.select_related("actor")
+    return membership.change_log(visible_dataset(request.auth, slug))
 
 
 @router.post(
