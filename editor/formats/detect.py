@@ -65,7 +65,8 @@ SNIFF_KEYS = (
     ('"tool_call"', "openchatml-json"),
     ('"role"', "openai-messages"),
 )
-MMS_ROLES = frozenset({"platform", "context"})
+MMS_ROLES = ("platform", "context")
+SHAREGPT_KEYS = frozenset({"from", "value"})
 CHAT_COMPLETIONS_ONLY_KEYS = frozenset({"tool_call_id", "reasoning", "reasoning_content"})
 
 
@@ -188,19 +189,18 @@ def classify(value: Any) -> str | None:
         return None
     dicts = [i for i in items if isinstance(i, dict)]
     keys = set().union(*dicts)  # every key some message has: one pass, in C
-    if "token" in keys or (items and all(isinstance(i, str) for i in items)):
+    # (Every record of a JSONL dataset is classified: the questions are asked in C where
+    # they can be: a list's `in` compares without hashing, so any role value will do.)
+    if "token" in keys or (items and not dicts and all(isinstance(i, str) for i in items)):
         return "chatml-json"
     if (isinstance(value, dict) and "conversations" in value) or (
-        {"from", "value"} <= keys and any("from" in d and "value" in d for d in dicts)
+        keys >= SHAREGPT_KEYS and any("from" in d and "value" in d for d in dicts)
     ):
         return "sharegpt"
     if isinstance(value, dict) and "thread" in value:
         return "mms"
-    if (
-        "format" in keys
-        or "end_turn" in keys
-        or any(isinstance(d.get("role"), str) and d["role"] in MMS_ROLES for d in dicts)
-    ):
+    roles = [d.get("role") for d in dicts]
+    if "format" in keys or "end_turn" in keys or any(role in roles for role in MMS_ROLES):
         return "mms"
     if "channel" in keys or "tool_call" in keys:
         return "openchatml-json"

@@ -76,7 +76,7 @@ class Source:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     role: str
     content: str = ""

@@ -5,9 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from editor import formats
+from editor.formats.codecs import json_support as js
+from editor.formats.codecs import jsonformats
 from editor.formats.codecs.json_support import repair
+from editor.formats.diagnostics import Diagnostics
+from tests.budget import examples
 
 
 def parse(text, spec):
@@ -227,3 +233,26 @@ def test_openchatml_json_22_lines_round_trip():
     assert [json.loads(line) for line in written.splitlines()] == [
         json.loads(line) for line in expected.splitlines()
     ]
+
+
+PROSE_ROLES = ["user", "system", "developer", "assistant", "tool", "function", "functions.f", "x"]
+
+
+@given(
+    role=st.one_of(st.sampled_from(PROSE_ROLES), st.text(max_size=5)),
+    content=st.one_of(st.text(max_size=20), st.none(), st.integers()),
+    pending_call=st.booleans(),
+)
+@settings(max_examples=examples(300), deadline=None)
+def test_a_prose_message_is_read_as_every_field_reads_it(role, content, pending_call):
+    """The shortcut for {"role", "content"} messages gives what the reading of every field
+    gives, a reply (named after the call it answers) and odd values included."""
+
+    def read(reader):
+        calls, sink = js.Calls(), Diagnostics("")
+        if pending_call:
+            calls.called(formats.Message(role="assistant", recipient="functions.f", call_id="c"))
+        node = js.read_unlocated(json.dumps({"role": role, "content": content}))
+        return reader(node, 0, calls, sink, frozenset({"f"})), sink.items, calls
+
+    assert read(jsonformats.openai_messages) == read(jsonformats._message_fields)

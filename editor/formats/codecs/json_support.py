@@ -51,6 +51,10 @@ class Node:
     located: bool = True  # False: read by ``read_unlocated``, ``start`` and ``end`` unknown
 
     def member(self, key: str) -> Node | None:
+        if not self.located:  # wrapped when asked: a codec asks for one member, the array
+            value = self.value
+            found = type(value) is dict and key in value
+            return _unlocated(value[key], WALK_DEPTH - 1) if found else None
         if self.unwalked is not None:
             text, decoder, depth = self.unwalked
             self.members = _read_object(text, self.start, decoder, depth).members
@@ -159,10 +163,7 @@ def _unlocated(value: Any, depth: int) -> Node:
     if depth > 0 and type(value) is list:
         items = [_unlocated(item, depth - 1) for item in value]
         return Node(value, 0, 0, items, None, None, False)
-    if depth == WALK_DEPTH and type(value) is dict:
-        members = {key: _unlocated(item, depth - 1) for key, item in value.items()}
-        return Node(value, 0, 0, None, members, None, False)
-    return Node(value, 0, 0, None, None, None, False)
+    return Node(value, 0, 0, None, None, None, False)  # an object's members: ``Node.member``
 
 
 def stamped(message: Message, spec: str, text: str, node: Node) -> Message:

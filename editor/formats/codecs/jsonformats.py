@@ -35,6 +35,8 @@ OPENAI_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", *REASONING_KEYS}
 )
 LEGACY_FUNCTION_ROLE, LEGACY_FUNCTION_ROLE_ATTR = "function", "legacy_function_role"
+PROSE_KEYS = frozenset({"role", "content"})
+PAIRED_ROLES = frozenset({"tool", LEGACY_FUNCTION_ROLE})  # replies: named after their call
 EXTRA = "json"  # attrs key: a JSON message's keys this mapping does not read, kept verbatim
 
 
@@ -82,9 +84,10 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
     transcript.attrs = others
     calls = js.Calls()
     functions = declared_functions(others)
+    messages = transcript.messages
     for index, item in enumerate(array.items if array is not None else ()):
-        for message in openai_messages(item, index, calls, sink, functions):
-            transcript.messages.append(js.stamped(message, OPENAI, text, item))
+        read = openai_messages(item, index, calls, sink, functions)
+        messages += [js.stamped(m, OPENAI, text, item) for m in read] if item.located else read
     js.remember(transcript, text, nodes[0].located, key=key)
     return transcript
 
@@ -98,6 +101,24 @@ def openai_messages(
 ) -> list[Message]:
     """message = {"role", "content"?, "name"?, "tool_calls"?, "tool_call_id"?,
     "reasoning_content" | "reasoning" | "thinking"?}"""
+    data = node.value
+    if type(data) is dict and data.keys() == PROSE_KEYS:
+        # Most messages of a dataset are prose, {"role", "content": "…"}: one message, as
+        # the general reading gives it, without its questions.
+        role, content = data["role"], data["content"]
+        if type(role) is str and type(content) is str and role not in PAIRED_ROLES:
+            return [Message(role=role, content=content)]
+    return _message_fields(node, index, calls_read, sink, functions)
+
+
+def _message_fields(
+    node: js.Node,
+    index: int,
+    calls_read: js.Calls,
+    sink: Diagnostics,
+    functions: frozenset[str],
+) -> list[Message]:
+    """``openai_messages``, every field looked at."""
     data = node.value
     if not js.has_string_key(node, "role", "A message", index, sink):
         return []
@@ -124,7 +145,7 @@ def openai_messages(
         calls = None
     content = data.get("content")
     if not (calls or "function_call" in data) or content not in (None, ""):
-        body = content_message(node, role, index, sink)
+        body = content_message(node, content, role, index, sink)
         if body is not None:
             out.append(body)
     for call in calls or ():
@@ -174,9 +195,10 @@ def _reasoning_key(data: dict[str, Any]) -> str | None:
     return next((k for k in keys if data[k]), keys[0] if keys else None)
 
 
-def content_message(node: js.Node, role: str, index: int, sink: Diagnostics) -> Message | None:
+def content_message(
+    node: js.Node, content: Any, role: str, index: int, sink: Diagnostics
+) -> Message | None:
     """content = string / null / [part…]   (parts kept; their text parts joined as the content)"""
-    content = node.value.get("content")
     if isinstance(content, str):
         return Message(role=role, content=content)
     if content is None:

@@ -41,9 +41,14 @@ def is_call(message: Message) -> bool:
     return message.end == CALL or (recipient is not None and recipient not in NON_TOOL_RECIPIENTS)
 
 
+REPLY_ROLES = frozenset({"tool", *BUILTIN_NAMES})
+REPLY_ROLE_PREFIXES = ("functions.", *BUILTIN_PREFIXES)
+
+
 def is_reply(message: Message) -> bool:
+    """A tool's reply: ROLE=tool, or a role naming the tool (``functions.X``, a built-in)."""
     role = message.role
-    return role == "tool" or role.startswith("functions.") or is_builtin(role)
+    return role in REPLY_ROLES or role.startswith(REPLY_ROLE_PREFIXES)
 
 
 def reply_tool(message: Message) -> str | None:
