@@ -200,7 +200,7 @@ def classify(value: Any) -> str | None:
     if isinstance(value, dict) and "thread" in value:
         return "mms"
     roles = [d.get("role") for d in dicts]
-    if "format" in keys or "end_turn" in keys or any(role in roles for role in MMS_ROLES):
+    if "format" in keys or "end_turn" in keys or any(map(roles.__contains__, MMS_ROLES)):
         return "mms"
     if "channel" in keys or "tool_call" in keys:
         return "openchatml-json"

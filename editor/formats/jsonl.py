@@ -45,7 +45,7 @@ BLOCK_BYTES = 1 << 20  # read from a stream
 BATCH_LINES = 512  # lines given one by one
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One line of a dataset, once read: its transcript text and spec, or why it has none."""
 
@@ -103,7 +103,7 @@ def read_record(number: int, raw: bytes, spec: str | None, *, located: bool = Tr
         message = f"Invalid JSON: {err.msg}"
         return Record(number, problem=_problem(line, "E-PARSE-JSON", message, err.pos))
     value = document.value
-    if not isinstance(value, dict) or not any(key in value for key in BODY_KEYS):
+    if not isinstance(value, dict) or value.keys().isdisjoint(BODY_KEYS):
         # Named and parsed from the document already read: the line is decoded once.
         return Record(number, text=line, spec=spec or classify(value), document=document)
     body = value.get("text", value.get("document"))

@@ -191,8 +191,14 @@ def _reasoning_key(data: dict[str, Any]) -> str | None:
     """The key holding a message's reasoning: the first with text, else the first string."""
     if data.keys().isdisjoint(REASONING_KEYS):  # most messages: no reasoning at all
         return None
-    keys = [k for k in REASONING_KEYS if isinstance(data.get(k), str)]
-    return next((k for k in keys if data[k]), keys[0] if keys else None)
+    first_string = None
+    for key in REASONING_KEYS:
+        value = data.get(key)
+        if isinstance(value, str):
+            if value:
+                return key
+            first_string = first_string or key
+    return first_string
 
 
 def content_message(

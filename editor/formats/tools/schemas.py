@@ -123,27 +123,29 @@ def declared_tools(transcript: Transcript) -> list[dict[str, Any]]:
 def collect(transcript: Transcript) -> dict[str, ToolSchema]:
     """Every declared tool of ``transcript`` by key (see the table in the module docstring)."""
     tools: dict[str, ToolSchema] = {}
-
-    def add(tool: ToolSchema | None) -> None:
-        if tool is not None and tool.key not in tools:
-            tools[tool.key] = tool
-
     for entry in declared_tools(transcript):
-        add(_from_openai(entry, None))
+        _add(tools, _from_openai(entry, None))
     for index, message in enumerate(transcript.messages):
         if message.role not in DECLARING_ROLES:
             continue
         content = logical_text(transcript.spec, message.content)
         if FUNCTION_LIST_TOKEN in content:
             for tool in _from_function_lists(content, index):
-                add(tool)
+                _add(tools, tool)
         for signature in parse_namespaces(content):
-            add(
+            _add(
+                tools,
                 ToolSchema(
                     key=signature.qualified_name,
                     parameters=signature.parameters or {"type": "object", "properties": {}},
                     description=signature.description,
                     message_index=index,
-                )
+                ),
             )
     return tools
+
+
+def _add(tools: dict[str, ToolSchema], tool: ToolSchema | None) -> None:
+    """The first declaration of a name wins."""
+    if tool is not None and tool.key not in tools:
+        tools[tool.key] = tool

@@ -8,6 +8,8 @@ roles, calls, then the v0.1 / MMS rules). The rules and their codes are tabled i
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from ..diagnostics import Diagnostic
 from ..model import Transcript
 from ..specs import SPEC_IDS
@@ -16,6 +18,7 @@ from .context import Context
 
 V01 = "openchatml-0.1"
 MMS_SPECS = frozenset({"mms", "mms-tokens"})
+BY_OFFSET = attrgetter("offset")
 
 
 def validate_text(text: str, spec: str | None = None) -> tuple[Transcript, list[Diagnostic]]:
@@ -47,4 +50,4 @@ def validate(transcript: Transcript, *, text: str | None = None) -> list[Diagnos
     else:
         calls.check(ctx, hip1=header.hip1_active(ctx))
     # In text order (stable: rule order among diagnostics at the same offset).
-    return sorted(ctx.diagnostics, key=lambda d: d.offset)
+    return sorted(ctx.diagnostics, key=BY_OFFSET)

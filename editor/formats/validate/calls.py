@@ -81,13 +81,14 @@ def _requires_call_ids(ctx: Context) -> bool:
 
 def _pairing(ctx: Context) -> None:
     require_ids = _requires_call_ids(ctx)
-    used = {m.call_id for m in ctx.messages if m.call_id}
+    used: set[str] | None = None  # the call ids written, once one has to be made up
     calls: dict[str, int] = {}
     open_calls: list[int] = []
     for i, m in enumerate(ctx.messages):
         if is_call(m):
             if m.call_id is None:
                 if require_ids:
+                    used = used or {m.call_id for m in ctx.messages if m.call_id}
                     new = _new_id(used)
                     used.add(new)
                     ctx.add(
