@@ -137,8 +137,11 @@ def _message_fields(
     if reasoning is not None:
         attrs = {} if reasoning == REASONING_KEYS[0] else {"reasoning_key": reasoning}
         out.append(Message(role=role, content=data[reasoning], channel=ANALYSIS, attrs=attrs))
-        # A second, non-empty reasoning key has no message of its own: it stays as written.
-        extra.update({k: data[k] for k in REASONING_KEYS if k != reasoning and data.get(k)})
+        for key in REASONING_KEYS:
+            if key != reasoning and data.get(key):
+                # A second, non-empty reasoning key has no message of its own: it stays as
+                # written.
+                extra[key] = data[key]
     calls = data.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         js.shape_error(sink, node.at("tool_calls"), '"tool_calls" must be an array', index)

@@ -260,7 +260,7 @@ def _check_turn(ctx: Context, turn_calls: bool, suspects: list[int]) -> None:
 # --- bodies and arguments --------------------------------------------------------------
 def _constraints(ctx: Context) -> None:
     for i, m in enumerate(ctx.messages):
-        if (m.constrain or "").lower() != "json":
+        if m.constrain is None or m.constrain.lower() != "json":
             continue
         err = ctx.decoded_body(i)
         if isinstance(err, json.JSONDecodeError):

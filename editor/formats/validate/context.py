@@ -74,23 +74,20 @@ def closes_turn(message: Message) -> bool:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     transcript: Transcript
     text: str | None
     sink: Diagnostics = field(init=False)
+    # The transcript's, as plain attributes: every rule reads them, many times a message.
+    spec: str = field(init=False)
+    messages: list[Message] = field(init=False)
+    _bodies: dict[int, Any] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.sink = Diagnostics(self.text or "")
-        self._bodies: dict[int, Any] = {}
-
-    @property
-    def spec(self) -> str:
-        return self.transcript.spec
-
-    @property
-    def messages(self) -> list[Message]:
-        return self.transcript.messages
+        self.spec = self.transcript.spec
+        self.messages = self.transcript.messages
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

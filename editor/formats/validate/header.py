@@ -35,14 +35,10 @@ HARMONY_PROFILE = "harmony"
 
 def hip1_active(ctx: Context) -> bool:
     """HIP-1 applies to Harmony text and to 2.2 with ``profiles.harmony.enabled``."""
-    if ctx.spec == "harmony":
-        return True
+    if ctx.spec != "openchatml-2.2":
+        return ctx.spec == "harmony"
     profile = _profiles(ctx.transcript.header).get(HARMONY_PROFILE)
-    return (
-        ctx.spec == "openchatml-2.2"
-        and isinstance(profile, dict)
-        and profile.get("enabled") is True
-    )
+    return isinstance(profile, dict) and profile.get("enabled") is True
 
 
 def _profiles(header: dict[str, Any]) -> dict[str, Any]:
