@@ -189,8 +189,6 @@ def classify(value: Any) -> str | None:
         return None
     dicts = [i for i in items if isinstance(i, dict)]
     keys = set().union(*dicts)  # every key some message has: one pass, in C
-    # (Every record of a JSONL dataset is classified: the questions are asked in C where
-    # they can be: a list's `in` compares without hashing, so any role value will do.)
     if "token" in keys or (items and not dicts and all(isinstance(i, str) for i in items)):
         return "chatml-json"
     if (isinstance(value, dict) and "conversations" in value) or (
@@ -199,6 +197,8 @@ def classify(value: Any) -> str | None:
         return "sharegpt"
     if isinstance(value, dict) and "thread" in value:
         return "mms"
+    # Every record of a JSONL dataset is classified, so the roles are looked up in C: a
+    # list's `in` compares without hashing, whatever a role's value.
     roles = [d.get("role") for d in dicts]
     if "format" in keys or "end_turn" in keys or any(map(roles.__contains__, MMS_ROLES)):
         return "mms"

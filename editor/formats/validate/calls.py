@@ -88,7 +88,7 @@ def _pairing(ctx: Context) -> None:
         if is_call(m):
             if m.call_id is None:
                 if require_ids:
-                    used = used or {m.call_id for m in ctx.messages if m.call_id}
+                    used = used or {other.call_id for other in ctx.messages if other.call_id}
                     new = _new_id(used)
                     used.add(new)
                     ctx.add(
