@@ -5,7 +5,6 @@ an outsider which datasets or transcripts exist. What a member may *do* is decid
 domain (``Dataset.can_edit``/``audiences_for``, checked again by ``editor.storage``).
 """
 
-from django.db.models import F
 from django.http import Http404
 
 from editor.models import Annotation, Dataset, ImportTask, LabelSchema, Transcript
@@ -30,12 +29,7 @@ def visible_transcript(user, pk: int, *, deleted_ok: bool = False) -> Transcript
 
     A deleted one is a 410 (it can be brought back) unless ``deleted_ok``.
     """
-    rows = Transcript.all_objects.for_user(user).select_related("dataset").filter(pk=pk)
-    if not user.is_superuser:
-        # The membership that lets the caller in is joined already: its role comes along.
-        rows = rows.annotate(caller_role=F("dataset__memberships__role"))
-    # One row at most (one membership per user and dataset): no ORDER BY to compile or run.
-    transcript = next(iter(rows.order_by()[:1]), None)
+    transcript = Transcript.all_objects.visible_one(user, pk)
     if transcript is None:
         raise Http404(f"No transcript {pk} among yours.")
     if not user.is_superuser:

@@ -177,6 +177,25 @@ class TranscriptOut(Schema):
     def resolve_messages(transcript) -> list[dict]:
         return transcript.message_dicts()
 
+    @classmethod
+    def of(cls, transcript) -> "TranscriptOut":
+        """The schema filled from a stored transcript without validating it again.
+
+        What the database and the message cache hold already has these types; validating
+        a read of 50 messages field by field was a fifth of the API's most frequent request
+        (docs/performance.md). tests/api/test_transcript_out.py holds it equal to the
+        validated schema."""
+        fields = {name: getattr(transcript, name) for name in _STORED_TRANSCRIPT_FIELDS}
+        return cls.model_construct(
+            dataset=transcript.dataset.slug, messages=transcript.message_dicts(), **fields
+        )
+
+
+# TranscriptOut's fields that are the transcript's attributes of the same name.
+_STORED_TRANSCRIPT_FIELDS = tuple(
+    name for name in TranscriptOut.model_fields if name not in ("dataset", "messages")
+)
+
 
 class TranscriptCreateIn(Schema):
     """Give `text` (in `spec`, detected when absent) or `canonical` (a canonical transcript)."""

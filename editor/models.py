@@ -8,6 +8,7 @@ revision per change); nothing here writes a transcript on its own.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -500,7 +501,53 @@ class LiveTranscriptManager(models.Manager.from_queryset(TranscriptQuerySet)):
         return super().get_queryset().filter(deleted_at__isnull=True)
 
 
-AllTranscriptsManager = models.Manager.from_queryset(TranscriptQuerySet)
+class AllTranscriptsManager(models.Manager.from_queryset(TranscriptQuerySet)):
+    """Every transcript, soft-deleted ones included."""
+
+    # The dataset's columns read along with a transcript by ``visible_one``; its two dates
+    # are left deferred (they would need the backend's converters, and no read of one
+    # transcript shows them).
+    DATASET_COLUMNS = ("name", "slug", "description", "default_spec")
+
+    def visible_one(self, user, pk: int) -> Transcript | None:
+        """Transcript ``pk`` if ``user`` may see it (``for_user``), with its dataset's columns
+        and the caller's role (``caller_role``; None for a superuser) read in the same
+        statement, deleted or not.
+
+        Written once as SQL rather than compiled by the ORM on every call: this is the read
+        behind every API route on one transcript, and compiling the same joined query took
+        as long as the database took to answer it (docs/performance.md). The statement's
+        text never changes, so PostgreSQL keeps it prepared.
+        """
+        if not user.is_authenticated or not 0 < pk < 2**63:
+            return None
+        member = not user.is_superuser
+        params = [user.pk, pk] if member else [pk]
+        found = next(iter(self.raw(_visible_one_sql(self.db, member), params)), None)
+        if found is not None:
+            columns = ("id", *self.DATASET_COLUMNS)
+            values = [found.dataset_id] + [getattr(found, f"dataset_{c}") for c in columns[1:]]
+            found.dataset = Dataset.from_db(self.db, columns, values)
+        return found
+
+
+@functools.cache
+def _visible_one_sql(alias: str, member: bool) -> str:
+    """The statement of ``AllTranscriptsManager.visible_one`` for database ``alias``."""
+    quote = connections[alias].ops.quote_name
+    transcript, dataset = Transcript._meta.db_table, Dataset._meta.db_table
+    selected = [f"t.{quote(field.column)}" for field in Transcript._meta.concrete_fields]
+    selected += [f"d.{quote(c)} AS dataset_{c}" for c in AllTranscriptsManager.DATASET_COLUMNS]
+    joins = f"JOIN {quote(dataset)} d ON d.id = t.{quote('dataset_id')}"
+    if member:
+        selected.append(f"m.{quote('role')} AS caller_role")
+        joins += (
+            f" JOIN {quote(Membership._meta.db_table)} m"
+            f" ON m.{quote('dataset_id')} = t.{quote('dataset_id')} AND m.{quote('user_id')} = %s"
+        )
+    else:
+        selected.append("NULL AS caller_role")
+    return f"SELECT {', '.join(selected)} FROM {quote(transcript)} t {joins} WHERE t.id = %s"
 
 
 class Transcript(models.Model):

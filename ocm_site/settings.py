@@ -119,6 +119,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters go to the server apart from the query, so a statement a connection runs
+    # again and again (the read of a transcript with the caller's role, say) is prepared
+    # once and its plan kept: planning was four times that query's execution (docs/performance.md).
+    # PgBouncer in transaction mode cannot keep prepared statements: 0 turns them off there.
+    prepare_threshold = int(os.environ.get("DJANGO_DB_PREPARE_THRESHOLD", "5"))
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"server_side_binding": True, "prepare_threshold": prepare_threshold or None}
+    )
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -91,7 +91,7 @@ def create(request, slug: str, payload: TranscriptCreateIn):
     summary="A transcript: the canonical model, its source text, version and diagnostics",
 )
 def get_transcript(request, pk: int):
-    return _full(request, pk)
+    return TranscriptOut.of(_full(request, pk))
 
 
 @router.put(
