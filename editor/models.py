@@ -515,39 +515,82 @@ class AllTranscriptsManager(models.Manager.from_queryset(TranscriptQuerySet)):
         statement, deleted or not.
 
         Written once as SQL rather than compiled by the ORM on every call: this is the read
-        behind every API route on one transcript, and compiling the same joined query took
-        as long as the database took to answer it (docs/performance.md). The statement's
-        text never changes, so PostgreSQL keeps it prepared.
+        behind every API route on one transcript, and compiling the same joined query, then
+        mapping its columns, took longer than the database took to answer it
+        (docs/performance.md). The statement's text never changes, so PostgreSQL keeps it
+        prepared. The row goes through the fields' own converters, as the ORM's would.
         """
         if not user.is_authenticated or not 0 < pk < 2**63:
             return None
         member = not user.is_superuser
-        params = [user.pk, pk] if member else [pk]
-        found = next(iter(self.raw(_visible_one_sql(self.db, member), params)), None)
-        if found is not None:
-            columns = ("id", *self.DATASET_COLUMNS)
-            values = [found.dataset_id] + [getattr(found, f"dataset_{c}") for c in columns[1:]]
-            found.dataset = Dataset.from_db(self.db, columns, values)
-        return found
+        reader, connection = _visible_one_reader(self.db, member), connections[self.db]
+        with connection.cursor() as cursor:
+            cursor.execute(reader.sql, [user.pk, pk] if member else [pk])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        values = reader.convert(row, connection)
+        transcript = Transcript.from_db(self.db, reader.fields, values)
+        dataset_values = [transcript.dataset_id, *row[reader.dataset_at : reader.role_at]]
+        transcript.dataset = Dataset.from_db(self.db, reader.dataset_fields, dataset_values)
+        transcript.caller_role = row[reader.role_at]
+        return transcript
+
+
+@dataclass(frozen=True)
+class _RowReader:
+    """A hand-written statement for one model's row plus more columns, and how to turn the
+    model's columns into field values as the ORM would (the backend's converters, then the
+    field's own ``from_db_value``). Made once per database alias: every connection to it
+    (one a thread) has the same backend, so the same converters."""
+
+    sql: str
+    fields: tuple[str, ...]  # attnames of the model's columns, first in the row
+    converters: tuple[tuple[int, tuple, Any], ...]  # (column, converters, its expression)
+    dataset_fields: tuple[str, ...]
+    dataset_at: int
+    role_at: int
+
+    def convert(self, row: tuple, connection) -> list:
+        values = list(row[: len(self.fields)])
+        for at, converters, expression in self.converters:
+            for converter in converters:
+                values[at] = converter(values[at], expression, connection)
+        return values
 
 
 @functools.cache
-def _visible_one_sql(alias: str, member: bool) -> str:
-    """The statement of ``AllTranscriptsManager.visible_one`` for database ``alias``."""
-    quote = connections[alias].ops.quote_name
-    transcript, dataset = Transcript._meta.db_table, Dataset._meta.db_table
-    selected = [f"t.{quote(field.column)}" for field in Transcript._meta.concrete_fields]
-    selected += [f"d.{quote(c)} AS dataset_{c}" for c in AllTranscriptsManager.DATASET_COLUMNS]
-    joins = f"JOIN {quote(dataset)} d ON d.id = t.{quote('dataset_id')}"
+def _visible_one_reader(alias: str, member: bool) -> _RowReader:
+    """The statement of ``AllTranscriptsManager.visible_one`` on database ``alias``."""
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    table, fields = Transcript._meta.db_table, Transcript._meta.concrete_fields
+    converters = []
+    for at, field in enumerate(fields):
+        column = field.get_col(table)
+        found = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+        if found:
+            converters.append((at, tuple(found), column))
+    selected = [f"t.{quote(field.column)}" for field in fields]
+    dataset_columns = AllTranscriptsManager.DATASET_COLUMNS
+    selected += [f"d.{quote(column)}" for column in dataset_columns]
+    joins = f"JOIN {quote(Dataset._meta.db_table)} d ON d.id = t.{quote('dataset_id')}"
     if member:
-        selected.append(f"m.{quote('role')} AS caller_role")
+        selected.append(f"m.{quote('role')}")
         joins += (
             f" JOIN {quote(Membership._meta.db_table)} m"
             f" ON m.{quote('dataset_id')} = t.{quote('dataset_id')} AND m.{quote('user_id')} = %s"
         )
     else:
-        selected.append("NULL AS caller_role")
-    return f"SELECT {', '.join(selected)} FROM {quote(transcript)} t {joins} WHERE t.id = %s"
+        selected.append("NULL")
+    return _RowReader(
+        sql=f"SELECT {', '.join(selected)} FROM {quote(table)} t {joins} WHERE t.id = %s",
+        fields=tuple(field.attname for field in fields),
+        converters=tuple(converters),
+        dataset_fields=("id", *dataset_columns),
+        dataset_at=len(fields),
+        role_at=len(fields) + len(dataset_columns),
+    )
 
 
 class Transcript(models.Model):
