@@ -9,7 +9,8 @@ taken from the server it measures; wrk, a C client, measured the same read 40 % 
 headers and a Content-Length or chunked body, nothing more.
 
     response      = status-line *(header CRLF) CRLF body
-    body          = Content-Length bytes / chunked
+    body          = nothing (1xx, 204, 304) / chunked / Content-Length bytes
+                  / bytes until the connection closes
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CRLF = b"\r\n"
+# Statuses whose response never has a body, whatever its headers (RFC 9112, 6.3): read one
+# until the connection closes and a kept-alive connection waits out the server's keep-alive
+# timeout (gunicorn: 2 s) for every empty queue claim.
+NO_BODY = frozenset({204, 304})
 
 
 @dataclass
@@ -85,7 +90,9 @@ class Client:
                 chunked = b"chunked" in value.lower()
             elif name == b"connection":
                 closing = b"close" in value.lower()
-        if chunked:
+        if status in NO_BODY or 100 <= status < 200:
+            content = b""
+        elif chunked:
             content = await self._chunks()
         elif length is not None:
             content = await self.reader.readexactly(length)

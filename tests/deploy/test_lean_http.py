@@ -1,5 +1,6 @@
 """The load test's HTTP client (bench/lean_http.py) against a scripted server: bodies by
-Content-Length and chunked, kept-alive connections, a server that closes, JSON sent."""
+Content-Length and chunked, none after a 204, kept-alive connections, a server that closes,
+JSON sent."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ REPLIES = [
     b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"a": [1]}\n',
     b"HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
     b'4;ext=1\r\n{"co\r\n9\r\nde": "x"}\r\n0\r\nX-Trailer: y\r\n\r\n',
+    # No body and no length, the connection kept open: the next response follows at once.
+    b"HTTP/1.1 204 No Content\r\nX-Queue: empty\r\n\r\n",
     b'HTTP/1.1 201 Created\r\nConnection: close\r\n\r\n{"closed": true}',
 ]
 
@@ -48,7 +51,7 @@ async def _exchange(requests: list[tuple[str, str, object]]):
     port = server.sockets[0].getsockname()[1]
     async with server:
         base = f"http://127.0.0.1:{port}/api/v1"
-        async with lean_http.Client(base, {"Authorization": "Bearer t"}) as client:
+        async with lean_http.Client(base, {"Authorization": "Bearer t"}, timeout=5) as client:
             responses = [await client.request(m, p, json=body) for m, p, body in requests]
     return responses, received, connections
 
@@ -67,11 +70,13 @@ def test_bodies_by_length_and_chunks_over_one_kept_alive_connection():
                 ("GET", "/transcripts/1", None),
                 ("PATCH", "/transcripts/1/messages/2", {"version": 3, "content": "é"}),
                 ("POST", "/queues/1/claim", None),
+                ("POST", "/queues/1/claim", None),
             ]
         )
     )
-    assert [r.status_code for r in responses] == [200, 409, 201]
-    assert [r.json() for r in responses] == [{"a": [1]}, {"code": "x"}, {"closed": True}]
+    assert [r.status_code for r in responses] == [200, 409, 204, 201]
+    assert responses[2].content == b""
+    assert [responses[n].json() for n in (0, 1, 3)] == [{"a": [1]}, {"code": "x"}, {"closed": True}]
     assert connections == 1
     assert received[0].startswith(b"GET /api/v1/transcripts/1 HTTP/1.1\r\n")
     assert b"Authorization: Bearer t\r\n" in received[0]
