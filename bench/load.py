@@ -129,6 +129,7 @@ class Stack:
                     f"--worker-class={os.environ.get('GUNICORN_WORKER_CLASS', 'gthread')}",
                     f"--threads={os.environ.get('GUNICORN_THREADS', '4')}",
                     f"--bind=127.0.0.1:{self.port}",
+                    "--reuse-port",  # as scripts/serve.sh: connections spread over the workers
                 ],
                 cwd=ROOT,
                 env=self.env,

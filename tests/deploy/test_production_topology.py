@@ -106,6 +106,7 @@ class Stack:
                 "ocm_site.wsgi",
                 "--workers=2",
                 f"--bind=127.0.0.1:{self.port}",
+                "--reuse-port",  # a socket per worker, as scripts/serve.sh
                 f"--access-logfile={self.log}",
                 "--access-logformat=%(p)s %(m)s %(U)s %(s)s",
             ],
