@@ -11,7 +11,7 @@ from ninja.responses import NinjaJSONEncoder
 
 from api.schemas import TranscriptOut
 from editor import formats
-from editor.models import Transcript
+from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript, delete_transcript, save_transcript
 
 from .conftest import assert_error
@@ -79,6 +79,23 @@ def test_the_one_statement_lookup_reads_what_the_orm_reads(kinds, who, request, 
         assert found.caller_role == role
 
 
+def test_the_lookup_lets_in_exactly_whom_for_user_lets_in(
+    kinds, curator, annotator, viewer, outsider, admin_user, django_user_model
+):
+    """The statement spells the membership rule out in SQL: it must agree with the one the
+    rest of the app uses (``TranscriptQuerySet.for_user``), for every caller."""
+    elsewhere = Dataset.objects.create(name="Elsewhere", slug="elsewhere")
+    other = django_user_model.objects.create_user("member-elsewhere")
+    Membership.objects.create(user=other, dataset=elsewhere, role=Role.CURATOR)
+    foreign = create_transcript(elsewhere, author=other, text="<|im_start|>user\nHi")
+    pks = [made.pk for made in kinds.values()] + [foreign.pk]
+    for user in (curator, annotator, viewer, outsider, admin_user, other):
+        allowed = set(Transcript.all_objects.for_user(user).values_list("pk", flat=True))
+        for pk in pks:
+            found = Transcript.all_objects.visible_one(user, pk)
+            assert (found is not None) == (pk in allowed), (user.username, pk)
+
+
 def test_the_lookup_finds_nothing_outside_the_callers_datasets(kinds, outsider):
     some = kinds["plain"].pk
     assert Transcript.all_objects.visible_one(outsider, some) is None
@@ -91,7 +108,7 @@ def test_the_read_answers_what_it_did_for_each_caller(kinds, as_annotator, as_vi
     plain = kinds["plain"]
     body = as_annotator.get(f"/transcripts/{plain.pk}").json()
     assert body["dataset"] == "support-chats" and body["id"] == plain.pk
-    assert body["messages"][1] == {**body["messages"][1], "content": "Sunny."}
+    assert body["messages"][-1]["content"] == "Sunny."
     assert_error(as_viewer.get(f"/transcripts/{plain.pk}"), 403, "E-PERM-VISIBILITY")
     assert_error(as_outsider.get(f"/transcripts/{plain.pk}"), 404, "not-found")
     deleted = kinds["deleted"].pk
