@@ -48,6 +48,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from editor import formats, token_cache
+from editor.compressed import CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
@@ -604,8 +605,8 @@ class Transcript(models.Model):
     # The exact text as last saved, in ``spec``. It keeps what the canonical fields cannot
     # (layout: whitespace, attribute order, header formatting) so that an export in the
     # source spec is byte for byte what was imported, and an edit changes only the bytes
-    # of the edited messages.
-    source_text = models.TextField(blank=True)
+    # of the edited messages. Compressed in the database (most of its size otherwise).
+    source_text = CompressedTextField(blank=True)
     # True when ``source_text`` parses back to exactly the stored canonical transcript. It is
     # False after an edit that ``spec`` cannot represent (e.g. a call id in ChatML): then an
     # export goes through conversion, which reports the loss instead of hiding it.

@@ -1,0 +1,90 @@
+"""A text column stored compressed: ``CompressedTextField``.
+
+A transcript's source text is most of a database's size (14.6 of 47.9 MB for 10,000
+imported transcripts, docs/performance.md), and no query looks into it: it is read and
+written whole. Stored as a Zstandard frame it takes a fraction of that, and a transcript's
+text compresses or decompresses in microseconds (a context kept per thread).
+
+What the column holds, in bytes: empty for "", a Zstandard frame (it starts with the
+format's magic number) when compressing saves space, else the text's UTF-8 bytes. UTF-8
+never starts with the magic number (its second byte, 0xB5, cannot follow an ASCII
+character), so the two cannot be confused. A database written before this field (a TEXT
+value in SQLite) reads back as the text it is.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import zstandard
+from django.db import models
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# Below this a frame's header and checksum-free block cost more than the text saves.
+MIN_COMPRESSED_LENGTH = 64
+# Level 3 (zstd's default) compresses a 1.4 kB transcript no smaller than level 1 but
+# ~10 % slower; more is rarely worth it on chat text, which repeats little within a message.
+LEVEL = 1
+
+_local = threading.local()
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    if not hasattr(_local, "compressor"):
+        _local.compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=False)
+        _local.decompressor = zstandard.ZstdDecompressor()
+    return _local.compressor
+
+
+def pack(text: str) -> bytes:
+    """``text`` as the column stores it."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) < MIN_COMPRESSED_LENGTH:
+        return raw
+    frame = _compressor().compress(raw)
+    return frame if len(frame) < len(raw) else raw
+
+
+def unpack(stored: bytes | memoryview | str) -> str:
+    """The text of a stored value."""
+    if isinstance(stored, str):  # written as TEXT before the column was compressed
+        return stored
+    stored = bytes(stored)
+    if stored.startswith(ZSTD_MAGIC):
+        _compressor()
+        stored = _local.decompressor.decompress(stored)
+    return stored.decode("utf-8", "surrogatepass")
+
+
+class CompressedTextField(models.Field):
+    """A ``TextField`` to Python code (a ``str`` in, a ``str`` out), compressed in a binary
+    column. Only whole values are read and written: no lookup looks into it.
+
+    Not a ``BinaryField`` subclass: that one's per-value placeholder keeps PostgreSQL's
+    ``bulk_create`` from sending a column as one array, and with server-side binding a
+    batch of a few thousand rows would then pass PostgreSQL's 65,535 parameters."""
+
+    description = "Text (stored compressed)"
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("default", "")
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        if kwargs.get("default") == "":
+            del kwargs["default"]
+        return name, path, args, kwargs
+
+    def get_internal_type(self) -> str:
+        return "BinaryField"  # the column: BLOB on SQLite, bytea on PostgreSQL
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else unpack(value)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = pack(value)
+        return connection.Database.Binary(value)

@@ -1,0 +1,76 @@
+"""Transcripts' source text stored compressed (editor.compressed, migration 0017)."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from hypothesis import given
+from hypothesis import strategies as st
+
+from editor.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack
+from editor.models import Transcript
+from editor.storage import create_transcript, save_transcript
+from tests.editor.samples import conversation
+
+# Backslashes (which PostgreSQL's text-to-bytea cast would read as escapes), non-ASCII and a
+# line long enough to be compressed.
+AWKWARD = "<|start|>user<|message|>C:\\x41\\\\n \\000 naïve 日本語 " + "tides " * 40 + "<|end|>\n"
+
+
+def stored_bytes(transcript: Transcript) -> bytes:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT source_text FROM editor_transcript WHERE id = %s", [transcript.pk])
+        (value,) = cursor.fetchone()
+    return value if isinstance(value, str) else bytes(value)
+
+
+@given(st.text())
+def test_every_text_comes_back(text):
+    assert unpack(pack(text)) == text
+
+
+def test_a_long_text_is_a_smaller_frame_and_a_short_one_its_utf8():
+    long = conversation(turns=20)
+    assert pack(long).startswith(ZSTD_MAGIC)
+    assert len(pack(long)) < len(long.encode()) / 3
+    short = "é" * (MIN_COMPRESSED_LENGTH // 4)
+    assert pack(short) == short.encode()
+    assert pack("") == b""
+
+
+def test_a_value_written_as_text_reads_back_as_it_is():
+    # SQLite keeps a TEXT value in a BLOB column: what a table held before migration 0017.
+    assert unpack("<|start|>user<|message|>hi<|end|>") == "<|start|>user<|message|>hi<|end|>"
+
+
+@pytest.mark.django_db
+def test_the_database_holds_the_frame_and_the_model_the_text(dataset, annotator):
+    transcript = create_transcript(dataset, author=annotator, text=AWKWARD)
+    assert stored_bytes(transcript).startswith(ZSTD_MAGIC)
+    assert len(stored_bytes(transcript)) < len(AWKWARD.encode())
+    assert Transcript.objects.get(pk=transcript.pk).source_text == AWKWARD
+    assert Transcript.objects.values_list("source_text", flat=True).get(pk=transcript.pk) == (
+        AWKWARD
+    )
+    edited = AWKWARD.replace("tides", "waves")
+    save_transcript(transcript, expected_version=1, author=annotator, text=edited)
+    assert Transcript.objects.get(pk=transcript.pk).source_text == edited
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_compresses_existing_texts_and_back(dataset, annotator):
+    texts = [AWKWARD, "", conversation(turns=1), AWKWARD * 3]
+    transcripts = [
+        create_transcript(dataset, author=annotator, text=t, spec="openchatml-2.2") for t in texts
+    ]
+    executor = MigrationExecutor(connection)
+    executor.migrate([("editor", "0016_dataset_edits")])
+    for transcript, text in zip(transcripts, texts, strict=True):
+        assert stored_bytes(transcript) in (text, text.encode())  # plain text again
+    executor.loader.build_graph()
+    executor.migrate([("editor", "0017_compressed_source_text")])
+    for transcript, text in zip(transcripts, texts, strict=True):
+        assert stored_bytes(transcript) == pack(text)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    for transcript, text in zip(transcripts, texts, strict=True):
+        assert Transcript.objects.get(pk=transcript.pk).source_text == text
