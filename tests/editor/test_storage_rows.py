@@ -6,6 +6,8 @@ know every message."""
 from __future__ import annotations
 
 import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from editor import formats, storage
@@ -165,3 +167,32 @@ def test_rows_written_in_bulk_leave_the_ids_ahead_of_them(dataset, curator):
     bulk = [t.pk for t in (*first, *second)]
     assert Revision.objects.filter(transcript_id__in=bulk).count() == 4
     assert Message.objects.filter(transcript_id__in=bulk).count() == 4 * len(MESSAGES)
+
+
+def test_a_row_the_database_refuses_is_djangos_error_and_writes_nothing(dataset, curator):
+    """The rows' statements bypass Django's cursor on SQLite when no query is recorded: a
+    refused row must still raise Django's IntegrityError (the importer catches that one)."""
+    content = TranscriptContent.from_canonical(
+        formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
+    )
+    [made] = create_transcripts(dataset, [NewTranscript(content, title="a")], author=curator)
+    row = (made.pk, 0, "user", "again", *[None] * 8, {}, None)  # index 0 is taken
+    assert len(row) == len(MESSAGE_COLUMNS)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        storage._insert_rows(Message, MESSAGE_COLUMNS, [row])
+    assert made.messages.count() == len(MESSAGES)
+
+
+def test_the_rows_statements_are_recorded_when_queries_are(dataset, curator):
+    content = TranscriptContent.from_canonical(
+        formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
+    )
+    items = [NewTranscript(content, title=f"t{n}") for n in range(3)]
+    with CaptureQueriesContext(connection) as queries:
+        create_transcripts(dataset, items, author=curator)
+    statements = [q["sql"] for q in queries.captured_queries]
+    for table in ("editor_transcript", "editor_message", "editor_revision"):
+        assert any(
+            table in sql and sql.lstrip().upper().startswith(("INSERT", "COPY"))
+            for sql in statements
+        ), table
