@@ -370,9 +370,19 @@ def check_storable(
         # Before the title: a title taken from the first user message shares its characters,
         # and the error should point at the text the user has to fix.
         check_storable_text(content.source_text, "the source text")
-        check_storable_text(content.canonical.to_dict(), "the transcript")
+        check_storable_text(_canonical_values(content.canonical), "the transcript")
     check_storable_text(title, "the title")
     check_storable_text(external_id, "the id")
+
+
+# A message's semantic fields, read in one C call.
+_semantic_values = attrgetter(*SEMANTIC_FIELDS)
+
+
+def _canonical_values(canonical: formats.Transcript) -> list:
+    """What ``canonical.to_dict()`` holds, without building it (a tenth of an import did):
+    the header, the document's attrs and every message's fields, as nested values."""
+    return [canonical.header, canonical.attrs, *map(_semantic_values, canonical.messages)]
 
 
 def check_note(note: str) -> None:

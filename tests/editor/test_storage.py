@@ -11,7 +11,9 @@ from editor.storage import (
     InvalidContent,
     NotAllowed,
     StorageError,
+    TranscriptContent,
     TranscriptDeleted,
+    check_storable,
     create_transcript,
     delete_transcript,
     save_transcript,
@@ -285,3 +287,38 @@ def test_message_rows_keep_none_apart_from_empty(dataset, curator):
     row = Message.objects.get(transcript=transcript)
     assert row.channel == "" and row.recipient is None and row.end is None
     assert transcript.canonical().messages[0] == formats.Message.from_dict(canonical["messages"][0])
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["content", "name", "channel", "attr value", "attr key", "nested attr", "header", "doc attrs"],
+)
+@pytest.mark.parametrize("bad", ["\x00", "\ud800"])
+def test_unstorable_text_anywhere_in_the_transcript_is_refused(where, bad):
+    """Every string of the canonical transcript is checked, wherever it sits."""
+    message = formats.Message(role="user", content="hi")
+    header, attrs = {}, {}
+    if where == "content":
+        message.content = f"a{bad}"
+    elif where == "name":
+        message.name = bad
+    elif where == "channel":
+        message.channel = bad
+    elif where == "attr value":
+        message.attrs = {"k": bad}
+    elif where == "attr key":
+        message.attrs = {bad: 1}
+    elif where == "nested attr":
+        message.attrs = {"k": [{"deeper": ["x", bad]}]}
+    elif where == "header":
+        header = {"title": bad}
+    else:
+        attrs = {"tools": [{"name": bad}]}
+    canonical = formats.Transcript(
+        spec="openchatml-2.2", header=header, messages=[message], attrs=attrs
+    )
+    content = TranscriptContent(canonical=canonical, source_text="", source_is_exact=False)
+    with pytest.raises(InvalidContent) as caught:
+        check_storable(content, title="", metadata={}, external_id="")
+    assert caught.value.code == "unstorable-text"
+    assert "the transcript" in caught.value.message
