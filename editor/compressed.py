@@ -22,18 +22,20 @@ from django.db import models
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Below this a frame's header and checksum-free block cost more than the text saves.
 MIN_COMPRESSED_LENGTH = 64
-# Level 3 (zstd's default) compresses a 1.4 kB transcript no smaller than level 1 but
-# ~10 % slower; more is rarely worth it on chat text, which repeats little within a message.
+# Level 3 (zstd's default) made the benchmark's 10,000 transcripts no smaller than level 1,
+# and took 6 % longer (docs/performance.md).
 LEVEL = 1
 
 _local = threading.local()
 
 
-def _compressor() -> zstandard.ZstdCompressor:
-    if not hasattr(_local, "compressor"):
-        _local.compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=False)
-        _local.decompressor = zstandard.ZstdDecompressor()
-    return _local.compressor
+def _contexts() -> tuple[zstandard.ZstdCompressor, zstandard.ZstdDecompressor]:
+    """This thread's compression contexts (made once: making one costs more than using it)."""
+    contexts = getattr(_local, "contexts", None)
+    if contexts is None:
+        compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=False)
+        contexts = _local.contexts = (compressor, zstandard.ZstdDecompressor())
+    return contexts
 
 
 def pack(text: str) -> bytes:
@@ -41,7 +43,7 @@ def pack(text: str) -> bytes:
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) < MIN_COMPRESSED_LENGTH:
         return raw
-    frame = _compressor().compress(raw)
+    frame = _contexts()[0].compress(raw)
     return frame if len(frame) < len(raw) else raw
 
 
@@ -51,8 +53,7 @@ def unpack(stored: bytes | memoryview | str) -> str:
         return stored
     stored = bytes(stored)
     if stored.startswith(ZSTD_MAGIC):
-        _compressor()
-        stored = _local.decompressor.decompress(stored)
+        stored = _contexts()[1].decompress(stored)
     return stored.decode("utf-8", "surrogatepass")
 
 

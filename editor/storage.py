@@ -596,10 +596,11 @@ def _insert_rows(
     the primary keys the rows were given, in order (as ``bulk_create`` reads them back).
 
     ``bulk_create`` compiles every value of every row through the ORM: that was 70 % of an
-    import (measured). Here text, numbers, booleans and foreign keys (the pk) go to the driver as they
-    are, which is what their fields' preparation gives for those values; the other fields
-    (JSON, dates) are prepared by the field itself for this connection, as the ORM would:
-    a JSON string on SQLite, a Jsonb adapter on PostgreSQL. No signals, as with bulk_create.
+    import (measured). Here text, numbers, booleans and foreign keys (the pk) go to the
+    driver as they are, which is what their fields' preparation gives for those values; the
+    other fields (JSON, dates, the compressed source text) are prepared by the field itself
+    for this connection, as the ORM would: a JSON string on SQLite, a Jsonb adapter on
+    PostgreSQL. No signals, as with bulk_create.
     """
     connection = connections[router.db_for_write(model)]
     fields = [model._meta.get_field(name) for name in names]
