@@ -15,38 +15,28 @@ BATCH = 1000
 def compress_sources(apps, schema_editor):
     from editor.compressed import pack
 
-    transcripts = apps.get_model("editor", "Transcript")._base_manager.using(
-        schema_editor.connection.alias
-    )
-    last = 0
-    while batch := list(
-        transcripts.filter(pk__gt=last).order_by("pk").values_list("pk", "source_text")[:BATCH]
-    ):
-        _write(schema_editor, "source_packed", [(pack(text), pk) for pk, text in batch])
-        last = batch[-1][0]
+    binary = schema_editor.connection.Database.Binary
+    _copy_column(apps, schema_editor, "source_text", "source_packed", lambda t: binary(pack(t)))
 
 
 def decompress_sources(apps, schema_editor):
-    transcripts = apps.get_model("editor", "Transcript")._base_manager.using(
-        schema_editor.connection.alias
+    _copy_column(apps, schema_editor, "source_packed", "source_text", lambda text: text)
+
+
+def _copy_column(apps, schema_editor, read: str, write: str, convert) -> None:
+    """Every transcript's ``read`` value, converted, into its ``write`` column, in batches."""
+    connection = schema_editor.connection
+    transcripts = apps.get_model("editor", "Transcript")._base_manager.using(connection.alias)
+    update = (
+        f"UPDATE editor_transcript SET {connection.ops.quote_name(write)} = %s WHERE id = %s"
     )
     last = 0
     while batch := list(
-        transcripts.filter(pk__gt=last).order_by("pk").values_list("pk", "source_packed")[:BATCH]
+        transcripts.filter(pk__gt=last).order_by("pk").values_list("pk", read)[:BATCH]
     ):
-        _write(schema_editor, "source_text", [(text, pk) for pk, text in batch])
+        with connection.cursor() as cursor:
+            cursor.executemany(update, [(convert(value), pk) for pk, value in batch])
         last = batch[-1][0]
-
-
-def _write(schema_editor, column: str, rows: list[tuple]) -> None:
-    connection = schema_editor.connection
-    if column == "source_packed":
-        rows = [(connection.Database.Binary(value), pk) for value, pk in rows]
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"UPDATE editor_transcript SET {connection.ops.quote_name(column)} = %s WHERE id = %s",
-            rows,
-        )
 
 
 class Migration(migrations.Migration):
