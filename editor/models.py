@@ -50,6 +50,7 @@ from django.utils.functional import cached_property
 from editor import formats, token_cache
 from editor.compressed import CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
+from editor.formats.validate.context import is_call
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
 _EMPTY_TRANSCRIPTS = {spec: formats.Transcript(spec=spec) for spec in formats.SPEC_IDS}
@@ -296,21 +297,31 @@ class Contains(models.TextChoices):
     SYSTEM_PROMPT = "system_prompt", "a system prompt"
 
 
-# Recipients that address a participant, not a tool (as editor.formats.validate.context).
-NON_TOOL_RECIPIENTS = ("assistant", "user", "all", "system", "developer")
-
-# The Message rows that make a transcript contain each kind.
-CONTAINS_CONDITIONS = {
-    # A call: an assistant message that ends in a call or is addressed to a tool
-    # (editor.formats.validate.context.is_call).
-    Contains.TOOL_CALLS: Q(role="assistant")
-    & (Q(end="call") | (Q(recipient__isnull=False) & ~Q(recipient__in=NON_TOOL_RECIPIENTS))),
-    Contains.ANALYSIS: Q(channel="analysis"),
+def _is_system_prompt(message: formats.Message) -> bool:
     # Instructions above the conversation in every spec: system, developer, MMS platform and
     # ChatML's `system:*` roles.
-    Contains.SYSTEM_PROMPT: Q(role__in=("system", "developer", "platform"))
-    | Q(role__startswith="system:"),
+    return message.role in ("system", "developer", "platform") or message.role.startswith(
+        "system:"
+    )
+
+
+# Each kind: the transcript column that says whether any of its messages is one, and the test
+# of a message. editor.storage sets the columns with the messages it writes, so a filter reads
+# one column instead of looking into every transcript's messages.
+CONTAINS_COLUMNS = {
+    Contains.TOOL_CALLS: ("has_tool_calls", is_call),
+    Contains.ANALYSIS: ("has_analysis", lambda message: message.channel == "analysis"),
+    Contains.SYSTEM_PROMPT: ("has_system_prompt", _is_system_prompt),
 }
+
+
+def contains_values(messages: Sequence[formats.Message]) -> dict[str, bool]:
+    """The ``CONTAINS_COLUMNS`` values of a transcript of ``messages``."""
+    return {
+        column: any(test(message) for message in messages)
+        for column, test in CONTAINS_COLUMNS.values()
+    }
+
 
 # ``?sort=`` keys of transcript lists (a leading "-" reverses) and the columns they order by;
 # the pk breaks ties, so pages never overlap or skip rows.
@@ -413,8 +424,7 @@ class TranscriptQuerySet(models.QuerySet):
         if wanted.code:
             rows = rows.with_diagnostic(wanted.code)
         for kind in wanted.contains:
-            messages = Message.objects.filter(CONTAINS_CONDITIONS[kind], transcript=OuterRef("pk"))
-            rows = rows.filter(Exists(messages))
+            rows = rows.filter(**{CONTAINS_COLUMNS[kind][0]: True})
         if wanted.updated_by:
             rows = rows.filter(updated_by__username=wanted.updated_by)
         if wanted.updated_since:
@@ -622,6 +632,10 @@ class Transcript(models.Model):
     # Kept by editor.storage with the messages it writes: lists read it instead of counting
     # the Message rows of every transcript they show.
     message_count = models.PositiveIntegerField(default=0)
+    # Whether a message is of each ``Contains`` kind (``CONTAINS_COLUMNS``), kept the same way.
+    has_tool_calls = models.BooleanField(default=False)
+    has_analysis = models.BooleanField(default=False)
+    has_system_prompt = models.BooleanField(default=False)
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -972,7 +986,6 @@ class Message(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["transcript", "index"], name="message_unique_index")
         ]
-        indexes = [models.Index(fields=["role", "channel"], name="message_role_channel_idx")]
 
     def __str__(self) -> str:
         return f"#{self.index} {self.role}"

@@ -51,6 +51,7 @@ from editor.models import (
     RevisionKind,
     Status,
     Transcript,
+    contains_values,
 )
 from editor.storable import check_storable_text
 from editor.workflow import status_after_edit
@@ -791,6 +792,7 @@ def _content_fields(content: TranscriptContent) -> dict:
         "error_count": content.error_count,
         "warning_count": content.warning_count,
         "message_count": len(content.canonical.messages),
+        **contains_values(content.canonical.messages),
     }
 
 
