@@ -300,9 +300,7 @@ class Contains(models.TextChoices):
 def _is_system_prompt(message: formats.Message) -> bool:
     # Instructions above the conversation in every spec: system, developer, MMS platform and
     # ChatML's `system:*` roles.
-    return message.role in ("system", "developer", "platform") or message.role.startswith(
-        "system:"
-    )
+    return message.role in ("system", "developer", "platform") or message.role.startswith("system:")
 
 
 # Each kind: the transcript column that says whether any of its messages is one, and the test
@@ -604,8 +602,24 @@ def _visible_one_reader(alias: str, member: bool) -> _RowReader:
     )
 
 
+def _where_set(table: str, *foreign_keys: str) -> list[models.Index]:
+    """Indexes of nullable foreign keys holding only the rows where the key is set: nothing
+    looks a NULL up (deleting a user sets its keys to NULL by looking up its id), and most
+    rows have none (no one deleted the transcript; an import run from the command line has
+    no author)."""
+    return [
+        models.Index(
+            fields=[key], condition=Q(**{f"{key}__isnull": False}), name=f"{table}_{key}_idx"
+        )
+        for key in foreign_keys
+    ]
+
+
 class Transcript(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="transcripts")
+    # Not indexed alone: every index of the table below begins with the dataset.
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="transcripts", db_index=False
+    )
     title = models.CharField(max_length=300, blank=True)
     spec = models.CharField(max_length=32, choices=SPEC_CHOICES)
     header = models.JSONField(default=dict, blank=True)
@@ -643,6 +657,7 @@ class Transcript(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        db_index=False,  # indexed where set: Meta.indexes
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -652,6 +667,7 @@ class Transcript(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        db_index=False,  # indexed where set: Meta.indexes
     )
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -659,6 +675,7 @@ class Transcript(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        db_index=False,  # indexed where set: Meta.indexes
     )
 
     objects = LiveTranscriptManager()
@@ -700,6 +717,7 @@ class Transcript(models.Model):
             # into the transcripts in that order (editor.search.search_page).
             models.Index(fields=["dataset", "title"], name="transcript_title_idx"),
             models.Index(fields=["dataset", "message_count"], name="transcript_messages_idx"),
+            *_where_set("transcript", "created_by", "updated_by", "deleted_by"),
         ]
 
     def __str__(self) -> str:
@@ -1051,7 +1069,10 @@ class Revision(models.Model):
     # once more in every first revision.
     CURRENT = {"current": True}
 
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="revisions")
+    # Not indexed alone: the unique (transcript, number) index begins with it.
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="revisions", db_index=False
+    )
     number = models.PositiveIntegerField()
     kind = models.CharField(max_length=16, choices=RevisionKind.choices, default=RevisionKind.EDIT)
     author = models.ForeignKey(
@@ -1060,6 +1081,7 @@ class Revision(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        db_index=False,  # indexed where set: Meta.indexes
     )
     created_at = models.DateTimeField(auto_now_add=True)
     note = models.CharField(max_length=500, blank=True)
@@ -1072,6 +1094,7 @@ class Revision(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["transcript", "number"], name="revision_unique_number")
         ]
+        indexes = [*_where_set("revision", "author")]
 
     def __str__(self) -> str:
         return f"{self.transcript} r{self.number}"

@@ -72,9 +72,7 @@ def test_edits_keep_the_columns_true(dataset, annotator):
         transcript, expected_version=2, author=annotator, messages=[system, USER, answer, call]
     )
     assert stored_columns(transcript) == set(COLUMNS)
-    transcript = save_transcript(
-        transcript, expected_version=3, author=annotator, messages=[USER]
-    )
+    transcript = save_transcript(transcript, expected_version=3, author=annotator, messages=[USER])
     assert stored_columns(transcript) == set()
 
 
