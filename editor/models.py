@@ -822,10 +822,15 @@ class Transcript(models.Model):
 CACHED_MESSAGES_MAX = 2_000
 CACHED_MESSAGES_SECONDS = 24 * 3600
 
-# Search words: what both backends' tokenizers split text into (letters and digits). Taking
-# only these from the user's query makes any input a valid FTS5 query: no quote, star,
-# parenthesis or NEAR of the user's reaches its syntax.
-SEARCH_WORD_RE = re.compile(r"\w+")
+# A character of a search word: what both backends' tokenizers keep in a token (letters and
+# digits). Not the underscore, which both split words at, nor 21 signs of the New Tai Lue and
+# Vedic blocks that Python's Unicode data makes letters and SQLite's unicode61 tokenizer does
+# not (tests/editor/test_search.py compares every character with the tokenizer in use).
+# Taking only these from the user's query makes any input a valid FTS5 query: no quote,
+# star, parenthesis or NEAR of the user's reaches its syntax, and no word is two tokens (a
+# phrase, which the search table, keeping no positions, refuses: migration 0021).
+SEARCH_WORD_CHARACTER = r"[^\W_\u19b0-\u19c0\u19c8\u19c9\u1cf2\u1cf3]"
+SEARCH_WORD_RE = re.compile(SEARCH_WORD_CHARACTER + "+")
 # The longest search accepted (in characters): longer is refused with a clear error (4xx).
 MAX_SEARCH_LENGTH = 500
 # PostgreSQL text search configuration: "simple" (no stemming, no stop words), as SQLite's
@@ -842,7 +847,7 @@ def fts_query(query: str, search_hidden: bool) -> str:
     what the end user sees or, with ``search_hidden``, anywhere in the content (its two
     columns together are the whole content; migration 0010)."""
     columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
-    # Every word as an FTS5 string (a \w+ word holds no double quote to escape).
+    # Every word as an FTS5 string (a search word holds no double quote to escape).
     return " AND ".join(f'{columns} : "{word}"' for word in search_words(query))
 
 

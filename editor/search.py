@@ -16,7 +16,14 @@ from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from editor.models import Message, Transcript, TranscriptQuerySet, fts_query, search_words
+from editor.models import (
+    SEARCH_WORD_CHARACTER,
+    Message,
+    Transcript,
+    TranscriptQuerySet,
+    fts_query,
+    search_words,
+)
 
 # Characters of context shown on each side of the first hit.
 SNIPPET_CONTEXT = 60
@@ -246,7 +253,10 @@ def _hit_pattern(query: str) -> re.Pattern | None:
     if not words:
         return None
     return re.compile(
-        "|".join(rf"\b{re.escape(word)}\b" for word in sorted(words, key=len, reverse=True)),
+        "|".join(
+            rf"(?<!{SEARCH_WORD_CHARACTER}){re.escape(word)}(?!{SEARCH_WORD_CHARACTER})"
+            for word in sorted(words, key=len, reverse=True)
+        ),
         re.IGNORECASE,
     )
 

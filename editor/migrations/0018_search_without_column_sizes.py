@@ -24,20 +24,11 @@ BACKWARD = [
 ]
 
 
-def _on_sqlite(statements):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "sqlite":
-            for statement in statements:
-                schema_editor.execute(statement)
-
-    return run
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("editor", "0017_compressed_source_text"),
     ]
 
     operations = [
-        migrations.RunPython(_on_sqlite(FORWARD), _on_sqlite(BACKWARD)),
+        migrations.RunPython(_search_table.on_sqlite(FORWARD), _search_table.on_sqlite(BACKWARD)),
     ]

@@ -1,11 +1,14 @@
 """Text search over message content (TranscriptFilter.text): what it finds, for whom, and the
 dataset page's search box and snippets. Runs on SQLite (FTS5) and PostgreSQL (GIN)."""
 
+import sqlite3
+from contextlib import closing
+
 import pytest
 from django.urls import reverse
 
 from editor import formats
-from editor.models import Message, Transcript, TranscriptFilter
+from editor.models import SEARCH_WORD_RE, Message, Transcript, TranscriptFilter
 from editor.storage import delete_transcript, save_transcript
 from tests.conftest import make_transcript
 
@@ -101,6 +104,8 @@ HOSTILE = [
     "\x00",
     "harbour\x00",
     "harbour " * 60,
+    "harbour_lighthouse",  # two tokens for both backends' tokenizers: no phrase query
+    "harbour\u19b0lighthouse",  # a New Tai Lue vowel sign: a letter to Python, not to FTS5
 ]
 
 
@@ -113,6 +118,37 @@ def test_hostile_queries_are_plain_words(searchable, query):
 @pytest.mark.parametrize("query", ["content : zephyr", "hidden_text : zephyr"])
 def test_a_column_name_in_the_query_does_not_reach_hidden_text(searchable, query):
     assert found(query, search_hidden=False) == set()
+
+
+def test_words_joined_by_an_underscore_are_two_words(dataset, annotator):
+    make_transcript(dataset, annotator, "call", M(role="user", content="Try get_weather(x)."))
+    for query in ("get_weather", "weather", "GET weather"):
+        assert found(query, search_hidden=False) == {"call"}, query
+    assert found("get_forecast", search_hidden=False) == set()
+
+
+def test_a_search_word_is_one_token_to_sqlites_tokenizer():
+    """Every character a search word is made of is one that SQLite's FTS5 tokenizer keeps
+    inside a token: a word it split would be a phrase, which the search table (no positions)
+    refuses. Checked against the SQLite library in use, whatever the database."""
+    word_characters = [
+        chr(point)
+        for point in range(0x80, 0x110000)
+        if not 0xD800 <= point < 0xE000 and SEARCH_WORD_RE.fullmatch(chr(point))
+    ]
+    with closing(sqlite3.connect(":memory:")) as tokenizer:
+        tokenizer.execute(
+            "CREATE VIRTUAL TABLE words USING fts5(x, tokenize='unicode61 remove_diacritics 2')"
+        )
+        tokenizer.execute("CREATE VIRTUAL TABLE tokens USING fts5vocab(words, 'instance')")
+        tokenizer.executemany(
+            "INSERT INTO words(rowid, x) VALUES (?, ?)",
+            ((point, f"a{character}a") for point, character in enumerate(word_characters)),
+        )
+        split = tokenizer.execute(
+            "SELECT doc FROM tokens GROUP BY doc HAVING count(*) > 1"
+        ).fetchall()
+    assert [hex(ord(word_characters[doc])) for (doc,) in split] == []
 
 
 def page(client, user, dataset, **params):
