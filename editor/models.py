@@ -48,6 +48,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from editor import formats, token_cache
+from editor.compact_json import CompactJSONEncoder
 from editor.compressed import CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
 from editor.formats.validate.context import is_call
@@ -622,10 +623,10 @@ class Transcript(models.Model):
     )
     title = models.CharField(max_length=300, blank=True)
     spec = models.CharField(max_length=32, choices=SPEC_CHOICES)
-    header = models.JSONField(default=dict, blank=True)
+    header = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
     # Document-level data of the canonical transcript that is not a header key (OpenAI
     # `tools`, v0.1 [BOS]/[EOS], extra top-level JSON keys…).
-    attrs = models.JSONField(default=dict, blank=True)
+    attrs = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
     # The exact text as last saved, in ``spec``. It keeps what the canonical fields cannot
     # (layout: whitespace, attribute order, header formatting) so that an export in the
     # source spec is byte for byte what was imported, and an edit changes only the bytes
@@ -639,8 +640,8 @@ class Transcript(models.Model):
     # Bumped by every change; the newest revision has the same number (optimistic locking).
     version = models.PositiveIntegerField(default=1)
     external_id = models.CharField(max_length=255, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    diagnostics = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
+    diagnostics = models.JSONField(encoder=CompactJSONEncoder, default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
     # Kept by editor.storage with the messages it writes: lists read it instead of counting
@@ -994,7 +995,7 @@ class Message(models.Model):
     content_type = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     constrain = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     end = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
-    attrs = models.JSONField(default=dict, blank=True)
+    attrs = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
     # What the end user sees of ``content`` (editor.formats.render's end-user rendering),
     # kept by editor.storage for the text search of viewers: NULL when it is the whole
     # content (most messages: no second copy), "" when the message is hidden from end users.
@@ -1090,7 +1091,7 @@ class Revision(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     note = models.CharField(max_length=500, blank=True)
-    snapshot = models.JSONField()
+    snapshot = models.JSONField(encoder=CompactJSONEncoder)
 
     objects = RevisionQuerySet.as_manager()
 
