@@ -84,13 +84,19 @@ def _write_jsonl(path: Path, formats) -> None:
 
 def _footprint(connection, jsonl_size: int) -> None:
     """The database's size after the import, against the JSONL imported (the issue's target
-    is 1.5 times): SQLite's pages, or PostgreSQL's database size (tables, TOAST and indexes)."""
+    is 1.5 times): SQLite's pages (free ones included), or PostgreSQL's tables with their
+    TOAST and indexes. Not PostgreSQL's whole database: its system catalogs are 7.5 MB in an
+    empty one, the same whatever is stored."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             cursor.execute("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
         else:
-            cursor.execute("SELECT pg_database_size(current_database())")
+            cursor.execute(
+                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
+                " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
+            )
         stored = cursor.fetchone()[0]
     print(
         f"  {'stored size':34} {stored / 1e6:8.1f} MB for {jsonl_size / 1e6:.1f} MB of JSONL "
