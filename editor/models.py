@@ -28,6 +28,7 @@ from django.core.validators import RegexValidator
 from django.db import connections, models, transaction
 from django.db.models import (
     BooleanField,
+    Case,
     Count,
     Exists,
     F,
@@ -39,6 +40,7 @@ from django.db.models import (
     Subquery,
     Sum,
     Value,
+    When,
 )
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Coalesce
@@ -841,51 +843,33 @@ def search_words(query: str) -> list[str]:
     return SEARCH_WORD_RE.findall(query)
 
 
-# SQLite's FTS5 tables (migration 0021): what the end user sees of every message, and the
-# whole content of the messages whose end user sees only part of it (or none). What the end
-# user sees is part of the content, so the whole content of every message is in the first
-# table (where the two are the same) or in the second.
-END_USER_SEARCH_TABLE = "editor_message_search"
-CONTENT_SEARCH_TABLE = "editor_message_content_search"
-
-
-def search_tables(search_hidden: bool) -> tuple[str, ...]:
-    """The FTS5 tables a search looks in: with ``search_hidden``, both (a message matches in
-    either); otherwise only what the end user sees."""
-    if search_hidden:
-        return (END_USER_SEARCH_TABLE, CONTENT_SEARCH_TABLE)
-    return (END_USER_SEARCH_TABLE,)
-
-
-def fts_query(query: str) -> str:
-    """The FTS5 query for the words of ``query``: all of them, in one row's text."""
+def fts_query(query: str, search_hidden: bool) -> str:
+    """The FTS5 query of SQLite's search table for the words of ``query``: all of them, in
+    what the end user sees or, with ``search_hidden``, anywhere in the content (its two
+    columns together are the whole content; migration 0010)."""
+    columns = "{end_user_text hidden_text}" if search_hidden else "end_user_text"
     # Every word as an FTS5 string (a search word holds no double quote to escape).
-    return " AND ".join(f'"{word}"' for word in search_words(query))
+    return " AND ".join(f'{columns} : "{word}"' for word in search_words(query))
 
 
 class _FtsRowMatches(Func):
     """SQLite: does the message whose id is the first argument match the FTS5 query (the
-    second) in one of ``tables``? One lookup by rowid in each. (Joined to the messages without
-    the rowid, SQLite ran the whole full-text query again for every transcript looked into:
+    second)? One lookup in the search table by rowid. (Joined to the messages without the
+    rowid, SQLite ran the whole full-text query again for every transcript looked into:
     27 s for a page of 100,000 transcripts.)"""
 
     output_field = BooleanField()
-
-    def __init__(self, *expressions, tables: tuple[str, ...]):
-        super().__init__(*expressions)
-        self.tables = tables
 
     def as_sql(self, compiler, connection, **extra_context):
         message, query = self.get_source_expressions()
         message_sql, message_params = compiler.compile(message)
         query_sql, query_params = compiler.compile(query)
-        sql = " OR ".join(
-            f"EXISTS (SELECT 1 FROM {table} WHERE {table}.rowid = {message_sql}"
-            f" AND {table} MATCH {query_sql})"
-            for table in self.tables
+        sql = (
+            "EXISTS (SELECT 1 FROM editor_message_search"
+            f" WHERE editor_message_search.rowid = {message_sql}"
+            f" AND editor_message_search MATCH {query_sql})"
         )
-        params = (*message_params, *query_params) * len(self.tables)
-        return f"({sql})", params
+        return sql, (*message_params, *query_params)
 
 
 class MessageQuerySet(models.QuerySet):
@@ -919,37 +903,41 @@ class MessageQuerySet(models.QuerySet):
                 (Q(end_user_text__isnull=True) & Q(content_vector=query))
                 | (Q(end_user_text__isnull=False) & Q(end_user_vector=query))
             )
-        tables = search_tables(search_hidden)
-        matches = " UNION ".join(f"SELECT rowid FROM {t} WHERE {t} MATCH %s" for t in tables)
-        return self.filter(pk__in=RawSQL(matches, (fts_query(query),) * len(tables)))
+        return self.filter(
+            pk__in=RawSQL(
+                "SELECT rowid FROM editor_message_search WHERE editor_message_search MATCH %s",
+                (fts_query(query, search_hidden),),
+            )
+        )
 
     def add_to_search_index(self) -> None:
-        """SQLite: put these (newly inserted) messages into the FTS5 tables, one statement
-        each.
+        """SQLite: put these (newly inserted) messages into the FTS5 table, in one statement.
 
         Every message row is inserted by ``editor.storage``, which calls this right after (an
         insert trigger did it row by row: 2.1 of 2.7 s to insert 100,000 messages, against
         0.2 s for one ``INSERT … SELECT``; measured, docs/performance.md). Updates and deletes
-        keep their triggers (migration 0021), which take out the same texts: what the end user
-        sees, and the whole content where that is not all of it. PostgreSQL's GIN expression
-        indexes follow the rows by themselves.
+        keep their triggers (migration 0010). The two texts are the ones those triggers take
+        out again: what the end user sees, and the whole content when that is not all of it.
+        PostgreSQL's GIN expression indexes follow the rows by themselves.
         """
         connection = connections[self.db]
         if connection.vendor != "sqlite":
             return
-        rows = self.order_by()
-        texts = {
-            END_USER_SEARCH_TABLE: ("end_user_text", rows, Coalesce("end_user_text", "content")),
-            CONTENT_SEARCH_TABLE: (
-                "content",
-                rows.filter(end_user_text__isnull=False),
-                F("content"),
+        rows = self.order_by().values_list(
+            "pk",
+            Coalesce("end_user_text", "content"),
+            Case(
+                When(end_user_text__isnull=True, then=Value("")),
+                default=F("content"),
+                output_field=models.TextField(),
             ),
-        }
+        )
+        sql, params = rows.query.sql_with_params()
         with connection.cursor() as cursor:
-            for table, (column, messages, text) in texts.items():
-                sql, params = messages.values_list("pk", text).query.sql_with_params()
-                cursor.execute(f"INSERT INTO {table}(rowid, {column}) {sql}", params)
+            cursor.execute(
+                "INSERT INTO editor_message_search(rowid, end_user_text, hidden_text) " + sql,
+                params,
+            )
 
     def probed_for(self, query: str, search_hidden: bool) -> MessageQuerySet:
         """The same messages as ``containing``, each one looked up in the search index: for
@@ -957,8 +945,7 @@ class MessageQuerySet(models.QuerySet):
         every match of the whole table first. PostgreSQL's planner makes that choice itself."""
         if connections[self.db].vendor == "postgresql" or not search_words(query):
             return self.containing(query, search_hidden)
-        tables = search_tables(search_hidden)
-        return self.filter(_FtsRowMatches(F("pk"), Value(fts_query(query)), tables=tables))
+        return self.filter(_FtsRowMatches(F("pk"), Value(fts_query(query, search_hidden))))
 
     def transcript_ids(self) -> MessageQuerySet | RawSQL:
         """The transcripts of these messages, for ``pk__in``, found from the whole set of

@@ -22,7 +22,6 @@ from editor.models import (
     Transcript,
     TranscriptQuerySet,
     fts_query,
-    search_tables,
     search_words,
 )
 
@@ -134,20 +133,16 @@ def _first_matches(db: str, text: str, search_hidden: bool) -> list[tuple[int, i
     ``text``, in no particular order."""
     limit = PROBE_MATCHES + 1
     if connections[db].vendor == "sqlite":
-        # Each search table's rowids in its own order, each looked up once: through
-        # ``containing`` (``id IN (…)``) SQLite would first read every match. A message can be
-        # in both tables: kept once.
-        found: dict[int, int] = {}
+        # The search table's rowids in its own order, each looked up once: through
+        # ``containing`` (``id IN (…)``) SQLite would first read every match.
         with connections[db].cursor() as cursor:
-            for table in search_tables(search_hidden):
-                cursor.execute(
-                    f"SELECT probed.id, probed.transcript_id FROM {table}"
-                    f" CROSS JOIN editor_message AS probed ON probed.id = {table}.rowid"
-                    f" WHERE {table} MATCH %s LIMIT %s",
-                    (fts_query(text), limit),
-                )
-                found.update(cursor.fetchall())
-        return [(transcript_id, pk) for pk, transcript_id in found.items()][:limit]
+            cursor.execute(
+                "SELECT probed.transcript_id, probed.id FROM editor_message_search"
+                " CROSS JOIN editor_message AS probed ON probed.id = editor_message_search.rowid"
+                " WHERE editor_message_search MATCH %s LIMIT %s",
+                (fts_query(text, search_hidden), limit),
+            )
+            return cursor.fetchall()
     matches = Message.objects.using(db).containing(text, search_hidden).order_by()
     return list(matches.values_list("transcript_id", "pk")[:limit])
 
