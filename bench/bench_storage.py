@@ -93,7 +93,7 @@ def _footprint(connection, jsonl_size: int) -> None:
             cursor.execute("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
         else:
             cursor.execute(
-                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
+                "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c"
                 " JOIN pg_namespace n ON n.oid = c.relnamespace"
                 " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
             )

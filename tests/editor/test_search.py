@@ -305,3 +305,22 @@ def test_every_message_written_is_in_the_search_index_once(dataset, annotator):
         assert len(tokens) == len(set(tokens))
         indexed = {doc for doc, _, _, _ in tokens}
         assert indexed == set(Message.objects.exclude(content="").values_list("pk", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_search_table_made_again_finds_every_message(searchable, annotator):
+    """Back to the table with token positions (migration 0020) and forward again: the table
+    is filled from the message rows, and the triggers still take edited messages out."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("editor", "0020_fewer_indexes")])
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert found("harbour", search_hidden=False) == {"visible", "hidden"}
+    assert found("zephyr", search_hidden=True) == {"hidden"}
+    assert found("zephyr", search_hidden=False) == set()
+    Message.objects.filter(content__contains="zephyr").update(content="Codeword okapi.")
+    assert found("zephyr", search_hidden=True) == set()
+    assert found("okapi", search_hidden=True) == {"hidden"}
