@@ -2,8 +2,9 @@
 
 Runs once per database, each in a child process with a throwaway database
 (``bench.databases``). Prints
-transcripts/s and MB/s for the import, the export in the transcripts' own spec (stored
-text) and the export converted to openai-messages.
+transcripts/s and MB/s for the import, the database's size after it, the export in the
+transcripts' own spec (stored text) and the export converted to openai-messages, then the
+time and the space that 1,000 edits take.
 
     .venv/bin/python -m bench.bench_storage          # or `make bench` (every benchmark)
 """
@@ -20,6 +21,7 @@ from bench.databases import on_each_database
 
 TRANSCRIPTS = 10_000
 MESSAGES = 10
+EDITS = 1_000
 
 
 def run() -> None:
@@ -57,7 +59,30 @@ def _child() -> None:
                 export = export_dataset(dataset, spec=spec)
                 out.writelines(export)
             _figure(f"export ({label})", export.count, target.stat().st_size, started)
+        _edits(dataset, connections["default"])
     connections.close_all()  # before the parent drops the database
+
+
+def _edits(dataset, connection) -> None:
+    """``EDITS`` transcripts edited once each (one word of one message): the time, and what
+    each edit adds to the database (the revision keeping the state before it, the rows
+    changed)."""
+    from editor.models import Transcript
+    from editor.storage import save_transcript
+
+    transcripts = list(Transcript.objects.filter(dataset=dataset).order_by("pk")[:EDITS])
+    before = _stored_size(connection)
+    started = time.perf_counter()
+    for transcript in transcripts:
+        edited = transcript.source_text.replace("tides", "waves", 1)
+        save_transcript(transcript, expected_version=transcript.version, author=None, text=edited)
+    seconds = time.perf_counter() - started
+    added = _stored_size(connection) - before
+    print(
+        f"  {f'{EDITS:,} edits (a word each)':34} {seconds:6.2f} s  {EDITS / seconds:8.0f} edits/s"
+        f"  stored size +{added / 1e6:.2f} MB ({added / EDITS:,.0f} bytes an edit)",
+        flush=True,
+    )
 
 
 def _write_jsonl(path: Path, formats) -> None:
@@ -84,9 +109,19 @@ def _write_jsonl(path: Path, formats) -> None:
 
 def _footprint(connection, jsonl_size: int) -> None:
     """The database's size after the import, against the JSONL imported (the issue's target
-    is 1.5 times): SQLite's pages (free ones included), or PostgreSQL's tables with their
-    TOAST and indexes. Not PostgreSQL's whole database: its system catalogs are 7.5 MB in an
-    empty one, the same whatever is stored."""
+    is 1.5 times)."""
+    stored = _stored_size(connection)
+    print(
+        f"  {'stored size':34} {stored / 1e6:8.1f} MB for {jsonl_size / 1e6:.1f} MB of JSONL "
+        f"({stored / jsonl_size:.1f} times as much)",
+        flush=True,
+    )
+
+
+def _stored_size(connection) -> int:
+    """SQLite's pages (free ones included), or PostgreSQL's tables with their TOAST and
+    indexes. Not PostgreSQL's whole database: its system catalogs are 7.5 MB in an empty
+    one, the same whatever is stored."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -97,12 +132,7 @@ def _footprint(connection, jsonl_size: int) -> None:
                 " JOIN pg_namespace n ON n.oid = c.relnamespace"
                 " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')"
             )
-        stored = cursor.fetchone()[0]
-    print(
-        f"  {'stored size':34} {stored / 1e6:8.1f} MB for {jsonl_size / 1e6:.1f} MB of JSONL "
-        f"({stored / jsonl_size:.1f} times as much)",
-        flush=True,
-    )
+        return cursor.fetchone()[0]
 
 
 def _figure(label: str, count: int, size: int, started: float) -> None:

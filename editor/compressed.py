@@ -1,4 +1,5 @@
-"""A text column stored compressed: ``CompressedTextField``.
+"""Columns stored compressed: ``CompressedTextField`` (a transcript's source text) and
+``CompressedJSONField`` (a revision's snapshot).
 
 A transcript's source text is most of a database's size (14.6 of 47.9 MB for 10,000
 imported transcripts, docs/performance.md), and no query looks into it: it is read and
@@ -14,10 +15,13 @@ value in SQLite) reads back as the text it is.
 
 from __future__ import annotations
 
+import json
 import threading
 
 import zstandard
 from django.db import models
+
+from editor.compact_json import CompactJSONEncoder
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # Below this a frame's header and checksum-free block cost more than the text saves.
@@ -57,13 +61,38 @@ def unpack(stored: bytes | memoryview | str) -> str:
     return stored.decode("utf-8", "surrogatepass")
 
 
-class CompressedTextField(models.Field):
-    """A ``TextField`` to Python code (a ``str`` in, a ``str`` out), compressed in a binary
-    column. Only whole values are read and written: no lookup looks into it.
+class _CompressedField(models.Field):
+    """A value stored as ``pack`` of its text in a binary column; subclasses say how a value
+    becomes text and back. Only whole values are read, written and compared (``pack`` is
+    deterministic: equal values are equal bytes); no lookup looks into one.
 
     Not a ``BinaryField`` subclass: that one's per-value placeholder keeps PostgreSQL's
     ``bulk_create`` from sending a column as one array, and with server-side binding a
     batch of a few thousand rows would then pass PostgreSQL's 65,535 parameters."""
+
+    def get_internal_type(self) -> str:
+        return "BinaryField"  # the column: BLOB on SQLite, bytea on PostgreSQL
+
+    def from_db_value(self, value, expression, connection):
+        return None if value is None else self.from_text(unpack(value))
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None:
+            return None
+        if not isinstance(value, bytes | memoryview):  # bytes: already packed
+            value = pack(self.to_text(value))
+        return connection.Database.Binary(value)
+
+    def to_text(self, value) -> str:
+        raise NotImplementedError
+
+    def from_text(self, text: str):
+        raise NotImplementedError
+
+
+class CompressedTextField(_CompressedField):
+    """A ``TextField`` to Python code (a ``str`` in, a ``str`` out), compressed in a binary
+    column."""
 
     description = "Text (stored compressed)"
 
@@ -77,15 +106,21 @@ class CompressedTextField(models.Field):
             del kwargs["default"]
         return name, path, args, kwargs
 
-    def get_internal_type(self) -> str:
-        return "BinaryField"  # the column: BLOB on SQLite, bytea on PostgreSQL
+    def to_text(self, value: str) -> str:
+        return value
 
-    def from_db_value(self, value, expression, connection):
-        return None if value is None else unpack(value)
+    def from_text(self, text: str) -> str:
+        return text
 
-    def get_db_prep_value(self, value, connection, prepared=False):
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = pack(value)
-        return connection.Database.Binary(value)
+
+class CompressedJSONField(_CompressedField):
+    """A ``JSONField`` to Python code (dicts, lists… in and out), its compact JSON text
+    (``editor.compact_json``) compressed in a binary column."""
+
+    description = "JSON (stored compressed)"
+
+    def to_text(self, value) -> str:
+        return json.dumps(value, cls=CompactJSONEncoder)
+
+    def from_text(self, text: str):
+        return json.loads(text)

@@ -49,7 +49,7 @@ from django.utils.functional import cached_property
 
 from editor import formats, token_cache
 from editor.compact_json import CompactJSONEncoder
-from editor.compressed import CompressedTextField
+from editor.compressed import CompressedJSONField, CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
 from editor.formats.validate.context import is_call
 
@@ -1091,7 +1091,8 @@ class Revision(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     note = models.CharField(max_length=500, blank=True)
-    snapshot = models.JSONField(encoder=CompactJSONEncoder)
+    # Compressed: a revision that is not the newest holds the whole source text it saved.
+    snapshot = CompressedJSONField()
 
     objects = RevisionQuerySet.as_manager()
 

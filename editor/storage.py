@@ -971,7 +971,7 @@ def _write(
     # The revision that said "the transcript as it is now" gets its copy before anything
     # changes; the new one says it from here on (``Revision.CURRENT``).
     Revision.objects.filter(
-        transcript_id=current.pk, number=current.version - 1, snapshot__current=True
+        transcript_id=current.pk, number=current.version - 1, snapshot=Revision.CURRENT
     ).update(snapshot=stored_snapshot(current))
     now = timezone.now()
     changed = ["title", "metadata", "updated_at", "updated_by"]

@@ -1,4 +1,5 @@
-"""Transcripts' source text stored compressed (editor.compressed, migration 0017)."""
+"""Transcripts' source text and revisions' snapshots stored compressed (editor.compressed,
+migrations 0017 and 0023)."""
 
 import pytest
 from django.db import connection
@@ -7,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from editor.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack
-from editor.models import Transcript
+from editor.models import Revision, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.editor.samples import conversation
 
@@ -74,3 +75,43 @@ def test_the_migration_compresses_existing_texts_and_back(dataset, annotator):
     executor.migrate(executor.loader.graph.leaf_nodes())
     for transcript, text in zip(transcripts, texts, strict=True):
         assert Transcript.objects.get(pk=transcript.pk).source_text == text
+
+
+def stored_snapshot_bytes(revision: Revision) -> bytes:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT snapshot FROM editor_revision WHERE id = %s", [revision.pk])
+        (value,) = cursor.fetchone()
+    return bytes(value)
+
+
+@pytest.mark.django_db
+def test_an_older_revision_holds_its_state_compressed(dataset, annotator):
+    text = conversation(turns=20)
+    transcript = create_transcript(dataset, author=annotator, text=text, spec="openchatml-2.2")
+    save_transcript(transcript, expected_version=1, author=annotator, text=text + "\n")
+    first, newest = Revision.objects.filter(transcript=transcript).order_by("number")
+    stored = stored_snapshot_bytes(first)
+    assert stored.startswith(ZSTD_MAGIC)
+    assert len(stored) < len(text.encode()) / 3
+    assert first.snapshot["source_text"] == text
+    assert first.full_snapshot["source_text"] == text
+    # The newest one's marker, as its JSON: too short to be worth a frame.
+    assert stored_snapshot_bytes(newest) == b'{"current":true}'
+    assert newest.snapshot == Revision.CURRENT
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_compresses_existing_snapshots_and_back(dataset, annotator):
+    text = AWKWARD * 3
+    transcript = create_transcript(dataset, author=annotator, text=text, spec="openchatml-2.2")
+    transcript = save_transcript(transcript, expected_version=1, author=annotator, text=AWKWARD)
+    before = [r.full_snapshot for r in Revision.objects.order_by("number")]
+    executor = MigrationExecutor(connection)
+    executor.migrate([("editor", "0022_compact_json")])
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert [r.full_snapshot for r in Revision.objects.order_by("number")] == before
+    # The newest revision's marker is found again: the next save stores its copy.
+    save_transcript(transcript, expected_version=2, author=annotator, text=text)
+    snapshots = [r.full_snapshot["source_text"] for r in Revision.objects.order_by("number")]
+    assert snapshots == [text, AWKWARD, text]

@@ -1,0 +1,92 @@
+"""Revisions' snapshots stored compressed (``editor.compressed.CompressedJSONField``).
+
+A revision that is not the newest holds the whole state it saved, source text included: a
+transcript of 4 MB edited ten times kept 40 MB of copies. Each is now its compact JSON as a
+Zstandard frame. The newest revision's marker (``Revision.CURRENT``) is too short to
+compress and is stored as its JSON bytes, which ``storage._write`` compares whole.
+
+As in migration 0017, a new column is filled from the old one in batches, then takes its
+name.
+"""
+
+from django.db import migrations, models
+
+import editor.compact_json
+import editor.compressed
+
+BATCH = 500
+
+
+def compress_snapshots(apps, schema_editor):
+    from editor.compressed import CompressedJSONField
+
+    packed = CompressedJSONField()
+    connection = schema_editor.connection
+    _copy_column(
+        apps,
+        schema_editor,
+        "snapshot",
+        "snapshot_packed",
+        lambda value: packed.get_db_prep_value(value, connection),
+    )
+
+
+def decompress_snapshots(apps, schema_editor):
+    import json
+
+    from editor.compact_json import CompactJSONEncoder
+
+    _copy_column(
+        apps,
+        schema_editor,
+        "snapshot_packed",
+        "snapshot",
+        lambda value: json.dumps(value, cls=CompactJSONEncoder),
+    )
+
+
+def _copy_column(apps, schema_editor, read: str, write: str, convert) -> None:
+    """Every revision's ``read`` value, converted, into its ``write`` column, in batches."""
+    connection = schema_editor.connection
+    revisions = apps.get_model("editor", "Revision")._base_manager.using(connection.alias)
+    update = f"UPDATE editor_revision SET {connection.ops.quote_name(write)} = %s WHERE id = %s"
+    last = 0
+    while batch := list(
+        revisions.filter(pk__gt=last).order_by("pk").values_list("pk", read)[:BATCH]
+    ):
+        with connection.cursor() as cursor:
+            cursor.executemany(update, [(convert(value), pk) for pk, value in batch])
+        last = batch[-1][0]
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("editor", "0022_compact_json"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="revision",
+            name="snapshot_packed",
+            field=editor.compressed.CompressedJSONField(default=dict),
+            preserve_default=False,
+        ),
+        migrations.RunPython(compress_snapshots, decompress_snapshots, elidable=False),
+        # A default for the old column, in the state only: migrating back adds the column
+        # again, to rows that already exist, before filling it.
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="revision",
+                    name="snapshot",
+                    field=models.JSONField(
+                        default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                )
+            ]
+        ),
+        migrations.RemoveField(model_name="revision", name="snapshot"),
+        migrations.RenameField(
+            model_name="revision", old_name="snapshot_packed", new_name="snapshot"
+        ),
+    ]
