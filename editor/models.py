@@ -48,7 +48,7 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from editor import formats, token_cache
-from editor.compact_json import CompactJSONEncoder
+from editor.compact_json import CompactJSONEncoder, DiagnosticsField
 from editor.compressed import CompressedJSONField, CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
 from editor.formats.validate.context import is_call
@@ -641,7 +641,7 @@ class Transcript(models.Model):
     version = models.PositiveIntegerField(default=1)
     external_id = models.CharField(max_length=255, blank=True)
     metadata = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
-    diagnostics = models.JSONField(encoder=CompactJSONEncoder, default=list, blank=True)
+    diagnostics = DiagnosticsField(default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
     # Kept by editor.storage with the messages it writes: lists read it instead of counting
