@@ -3,8 +3,9 @@ as it is, in UTF-8, rather than as ``\\uXXXX`` escapes (six bytes for a characte
 two in UTF-8 for Cyrillic or Greek, three for Chinese).
 
 SQLite keeps a JSON column as the text written (PostgreSQL's jsonb is binary either way):
-a transcript's diagnostics, its header and attributes, each message's attributes and
-every revision's snapshot (whole messages, for a revision that is not the newest).
+a transcript's header, attributes and metadata, each message's attributes, and a
+transcript's diagnostics, which ``DiagnosticsField`` also writes without what their codes
+say already. A revision's snapshot is this JSON compressed (``editor.compressed``).
 """
 
 import json
