@@ -9,6 +9,8 @@ editing, delete and restore go through the domain.
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
@@ -154,7 +156,14 @@ class RevisionAdmin(ViewOnly, admin.ModelAdmin):
     list_filter = ["kind"]
     search_fields = ["transcript__title", "transcript__external_id", "note"]
     list_select_related = ["transcript", "author"]
-    readonly_fields = ["transcript", "number", "kind", "author", "created_at", "note", "snapshot"]
+    readonly_fields = ["transcript", "number", "kind", "author", "created_at", "note", "stored"]
+
+    @admin.display(description="Snapshot")
+    def stored(self, revision: Revision) -> str:
+        # As JSON, as the admin shows a JSONField (the column is compressed JSON).
+        return format_html(
+            "<pre>{}</pre>", json.dumps(revision.snapshot, indent=2, ensure_ascii=False)
+        )
 
 
 @admin.register(ImportTask)

@@ -180,3 +180,11 @@ def test_memberships_are_read_only_here_so_every_change_is_recorded(
     assert page.status_code == 200
     assert 'name="memberships-0-role"' not in page.content.decode()
     assert Membership.objects.filter(pk=membership.pk, role=membership.role).exists()
+
+
+def test_a_revisions_snapshot_is_shown_as_json(admin_client, transcript):
+    revision = transcript.revisions.get()
+    html = admin_client.get(
+        reverse("admin:editor_revision_change", args=[revision.pk])
+    ).content.decode()
+    assert "<pre>{\n  &quot;current&quot;: true\n}</pre>" in html
