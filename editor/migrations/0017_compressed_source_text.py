@@ -8,35 +8,22 @@ reads backslashes as escapes.
 from django.db import migrations
 
 import editor.compressed
-
-BATCH = 1000
+from editor.migrations._columns import copy_column
 
 
 def compress_sources(apps, schema_editor):
     from editor.compressed import pack
 
     binary = schema_editor.connection.Database.Binary
-    _copy_column(apps, schema_editor, "source_text", "source_packed", lambda t: binary(pack(t)))
+    copy_column(
+        apps, schema_editor, "Transcript", "source_text", "source_packed", lambda t: binary(pack(t))
+    )
 
 
 def decompress_sources(apps, schema_editor):
-    _copy_column(apps, schema_editor, "source_packed", "source_text", lambda text: text)
-
-
-def _copy_column(apps, schema_editor, read: str, write: str, convert) -> None:
-    """Every transcript's ``read`` value, converted, into its ``write`` column, in batches."""
-    connection = schema_editor.connection
-    transcripts = apps.get_model("editor", "Transcript")._base_manager.using(connection.alias)
-    update = (
-        f"UPDATE editor_transcript SET {connection.ops.quote_name(write)} = %s WHERE id = %s"
+    copy_column(
+        apps, schema_editor, "Transcript", "source_packed", "source_text", lambda text: text
     )
-    last = 0
-    while batch := list(
-        transcripts.filter(pk__gt=last).order_by("pk").values_list("pk", read)[:BATCH]
-    ):
-        with connection.cursor() as cursor:
-            cursor.executemany(update, [(convert(value), pk) for pk, value in batch])
-        last = batch[-1][0]
 
 
 class Migration(migrations.Migration):

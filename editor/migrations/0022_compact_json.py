@@ -3,8 +3,9 @@ changes, which is no change to the database's schema (altering the fields would 
 copy the tables). Rows written before keep their spaces and escapes; both read the same.
 """
 
-import editor.compact_json
 from django.db import migrations, models
+
+import editor.compact_json
 
 
 class Migration(migrations.Migration):
@@ -15,36 +16,46 @@ class Migration(migrations.Migration):
     operations = [
         migrations.SeparateDatabaseAndState(
             state_operations=[
-        migrations.AlterField(
-            model_name='message',
-            name='attrs',
-            field=models.JSONField(blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-        migrations.AlterField(
-            model_name='revision',
-            name='snapshot',
-            field=models.JSONField(encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-        migrations.AlterField(
-            model_name='transcript',
-            name='attrs',
-            field=models.JSONField(blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-        migrations.AlterField(
-            model_name='transcript',
-            name='diagnostics',
-            field=models.JSONField(blank=True, default=list, encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-        migrations.AlterField(
-            model_name='transcript',
-            name='header',
-            field=models.JSONField(blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-        migrations.AlterField(
-            model_name='transcript',
-            name='metadata',
-            field=models.JSONField(blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder),
-        ),
-                ],
+                migrations.AlterField(
+                    model_name="message",
+                    name="attrs",
+                    field=models.JSONField(
+                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="revision",
+                    name="snapshot",
+                    field=models.JSONField(encoder=editor.compact_json.CompactJSONEncoder),
+                ),
+                migrations.AlterField(
+                    model_name="transcript",
+                    name="attrs",
+                    field=models.JSONField(
+                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="transcript",
+                    name="diagnostics",
+                    field=models.JSONField(
+                        blank=True, default=list, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="transcript",
+                    name="header",
+                    field=models.JSONField(
+                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="transcript",
+                    name="metadata",
+                    field=models.JSONField(
+                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                    ),
+                ),
+            ],
         ),
     ]

@@ -13,8 +13,7 @@ from django.db import migrations, models
 
 import editor.compact_json
 import editor.compressed
-
-BATCH = 500
+from editor.migrations._columns import copy_column
 
 
 def compress_snapshots(apps, schema_editor):
@@ -22,9 +21,10 @@ def compress_snapshots(apps, schema_editor):
 
     packed = CompressedJSONField()
     connection = schema_editor.connection
-    _copy_column(
+    copy_column(
         apps,
         schema_editor,
+        "Revision",
         "snapshot",
         "snapshot_packed",
         lambda value: packed.get_db_prep_value(value, connection),
@@ -36,27 +36,14 @@ def decompress_snapshots(apps, schema_editor):
 
     from editor.compact_json import CompactJSONEncoder
 
-    _copy_column(
+    copy_column(
         apps,
         schema_editor,
+        "Revision",
         "snapshot_packed",
         "snapshot",
         lambda value: json.dumps(value, cls=CompactJSONEncoder),
     )
-
-
-def _copy_column(apps, schema_editor, read: str, write: str, convert) -> None:
-    """Every revision's ``read`` value, converted, into its ``write`` column, in batches."""
-    connection = schema_editor.connection
-    revisions = apps.get_model("editor", "Revision")._base_manager.using(connection.alias)
-    update = f"UPDATE editor_revision SET {connection.ops.quote_name(write)} = %s WHERE id = %s"
-    last = 0
-    while batch := list(
-        revisions.filter(pk__gt=last).order_by("pk").values_list("pk", read)[:BATCH]
-    ):
-        with connection.cursor() as cursor:
-            cursor.executemany(update, [(convert(value), pk) for pk, value in batch])
-        last = batch[-1][0]
 
 
 class Migration(migrations.Migration):
