@@ -4,6 +4,7 @@
   with overlap 2 on PostgreSQL; on SQLite, whose writers take turns, one client does. Prints
   claims per second (each claim followed by its submit, as an annotator does) and checks that
   no item went over its overlap;
+* one claim in a queue of 10,000 items whose first half is done (median of 5);
 * agreement: Cohen's kappa and Krippendorff's alpha over 10,000 items (``editor.agreement``).
 
     .venv/bin/python -m bench.bench_queues          # or `make bench` (every benchmark)
@@ -21,6 +22,7 @@ from bench.databases import on_each_database
 ITEMS = 400
 OVERLAP = 2
 CLIENTS = 8
+LONG_QUEUE = 10_000
 AGREEMENT_ITEMS = 10_000
 
 
@@ -120,7 +122,66 @@ def _child() -> None:
         f"in {seconds:5.2f} s  {claims / seconds:7.1f} claims/s  (no item over its overlap)",
         flush=True,
     )
+    _claims_in_a_long_queue(dataset, curator, content, workers)
     connections.close_all()
+
+
+def _claims_in_a_long_queue(dataset, curator, content, workers) -> None:
+    """One claim in a queue of ``LONG_QUEUE`` items (overlap 2) whose first half an annotator
+    has done: for that annotator (the claim walks past the items they worked on), for
+    another (the first item has a free place), and for that other once a second annotator has
+    done the first half too (the walk passes full items). Median of 5, each rolled back."""
+    import statistics
+    from datetime import timedelta
+
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from editor import queues
+    from editor.models import AssignmentState, QueueAssignment, QueueItem
+    from editor.storage import NewTranscript, create_transcripts
+
+    transcripts = []
+    for _ in range(0, LONG_QUEUE, 1000):
+        batch = [NewTranscript(content) for _ in range(1000)]
+        transcripts += create_transcripts(dataset, batch, author=curator)
+    queue = queues.create_queue(dataset, transcripts, name="Long", author=curator, overlap=2)
+    first_half = QueueItem.objects.filter(queue=queue).order_by("position")[: LONG_QUEUE // 2]
+    done, other, second = workers[:3]
+    now = timezone.now()
+
+    def submitted(user, slot):
+        QueueAssignment.objects.bulk_create(
+            QueueAssignment(
+                item=item,
+                annotator=user,
+                state=AssignmentState.SUBMITTED,
+                slot=slot,
+                claimed_at=now,
+                expires_at=now + timedelta(hours=1),
+                submitted_at=now,
+            )
+            for item in first_half
+        )
+        if connection.vendor == "postgresql":  # as autovacuum would after such a write
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+
+    def timed(label, user):
+        times = []
+        for _ in range(5):
+            with transaction.atomic():
+                started = time.perf_counter()
+                queues.claim_next(queue, user)
+                times.append(time.perf_counter() - started)
+                transaction.set_rollback(True)
+        print(f"  {label:60} {statistics.median(times) * 1000:6.1f} ms", flush=True)
+
+    submitted(done, 0)
+    timed(f"claim in {LONG_QUEUE:,} items, past the {LONG_QUEUE // 2:,} I did", done)
+    timed(f"claim in {LONG_QUEUE:,} items, the first one free", other)
+    submitted(second, 1)
+    timed(f"claim in {LONG_QUEUE:,} items, past {LONG_QUEUE // 2:,} full ones", other)
 
 
 if __name__ == "__main__":

@@ -1403,6 +1403,9 @@ class QueueItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["queue", "transcript"], name="queue_item_unique"),
         ]
+        # A claim walks a queue's items in order until one has a free place
+        # (``queues._first_open_item``).
+        indexes = [models.Index(fields=["queue", "position"], name="queue_item_position_idx")]
 
     def __str__(self) -> str:
         return f"{self.queue} #{self.position}"

@@ -23,6 +23,7 @@ from statistics import median
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from . import workflow
@@ -217,8 +218,8 @@ def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
     items = (
         QueueItem.objects.filter(queue=queue)
         .exclude(Exists(worked_on))
-        .alias(taken=Subquery(places))
-        .filter(Q(taken__lt=queue.overlap) | Q(taken__isnull=True))
+        .alias(taken=Coalesce(Subquery(places), 0))
+        .filter(taken__lt=queue.overlap)
         .order_by("position")
     )
     if connection.features.has_select_for_update_skip_locked:
