@@ -306,7 +306,8 @@ def _is_system_prompt(message: formats.Message) -> bool:
 
 # Each kind: the transcript column that says whether any of its messages is one, and the test
 # of a message. editor.storage sets the columns with the messages it writes, so a filter reads
-# one column instead of looking into every transcript's messages.
+# one column instead of looking into every transcript's messages. Changing a test means a
+# migration refilling its column for the stored transcripts, as 0019 filled them.
 CONTAINS_COLUMNS = {
     Contains.TOOL_CALLS: ("has_tool_calls", is_call),
     Contains.ANALYSIS: ("has_analysis", lambda message: message.channel == "analysis"),
