@@ -7,6 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -15,323 +16,136 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name="Dataset",
+            name='Dataset',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=200)),
-                ("slug", models.SlugField(max_length=100, unique=True)),
-                ("description", models.TextField(blank=True)),
-                (
-                    "default_spec",
-                    models.CharField(
-                        choices=[
-                            ("chatml", "chatml"),
-                            ("chatml-json", "chatml-json"),
-                            ("openchatml-0.1", "openchatml-0.1"),
-                            ("openchatml-2.0", "openchatml-2.0"),
-                            ("openchatml-2.2", "openchatml-2.2"),
-                            ("harmony", "harmony"),
-                            ("mms", "mms"),
-                            ("mms-tokens", "mms-tokens"),
-                            ("openchatml-json", "openchatml-json"),
-                            ("openai-messages", "openai-messages"),
-                            ("sharegpt", "sharegpt"),
-                        ],
-                        default="openchatml-2.2",
-                        max_length=32,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=200)),
+                ('slug', models.SlugField(max_length=100, unique=True)),
+                ('description', models.TextField(blank=True)),
+                ('default_spec', models.CharField(choices=[('chatml', 'chatml'), ('chatml-json', 'chatml-json'), ('openchatml-0.1', 'openchatml-0.1'), ('openchatml-2.0', 'openchatml-2.0'), ('openchatml-2.2', 'openchatml-2.2'), ('harmony', 'harmony'), ('mms', 'mms'), ('mms-tokens', 'mms-tokens'), ('openchatml-json', 'openchatml-json'), ('openai-messages', 'openai-messages'), ('sharegpt', 'sharegpt')], default='openchatml-2.2', max_length=32)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "ordering": ["name"],
+                'ordering': ['name'],
             },
         ),
         migrations.CreateModel(
-            name="Membership",
+            name='Membership',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "role",
-                    models.CharField(
-                        choices=[
-                            ("curator", "Curator"),
-                            ("reviewer", "Reviewer"),
-                            ("annotator", "Annotator"),
-                            ("viewer", "Viewer"),
-                        ],
-                        default="viewer",
-                        max_length=16,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memberships",
-                        to="editor.dataset",
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memberships",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('role', models.CharField(choices=[('curator', 'Curator'), ('reviewer', 'Reviewer'), ('annotator', 'Annotator'), ('viewer', 'Viewer')], default='viewer', max_length=16)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='editor.dataset')),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
             ],
         ),
         migrations.AddField(
-            model_name="dataset",
-            name="members",
-            field=models.ManyToManyField(
-                related_name="datasets", through="editor.Membership", to=settings.AUTH_USER_MODEL
-            ),
+            model_name='dataset',
+            name='members',
+            field=models.ManyToManyField(related_name='datasets', through='editor.Membership', to=settings.AUTH_USER_MODEL),
         ),
         migrations.CreateModel(
-            name="Transcript",
+            name='Transcript',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("title", models.CharField(blank=True, max_length=300)),
-                (
-                    "spec",
-                    models.CharField(
-                        choices=[
-                            ("chatml", "chatml"),
-                            ("chatml-json", "chatml-json"),
-                            ("openchatml-0.1", "openchatml-0.1"),
-                            ("openchatml-2.0", "openchatml-2.0"),
-                            ("openchatml-2.2", "openchatml-2.2"),
-                            ("harmony", "harmony"),
-                            ("mms", "mms"),
-                            ("mms-tokens", "mms-tokens"),
-                            ("openchatml-json", "openchatml-json"),
-                            ("openai-messages", "openai-messages"),
-                            ("sharegpt", "sharegpt"),
-                        ],
-                        max_length=32,
-                    ),
-                ),
-                ("header", models.JSONField(blank=True, default=dict)),
-                ("attrs", models.JSONField(blank=True, default=dict)),
-                ("source_text", models.TextField(blank=True)),
-                ("source_is_exact", models.BooleanField(default=True)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("draft", "Draft"),
-                            ("in_review", "In review"),
-                            ("approved", "Approved"),
-                            ("rejected", "Rejected"),
-                        ],
-                        default="draft",
-                        max_length=16,
-                    ),
-                ),
-                ("version", models.PositiveIntegerField(default=1)),
-                ("external_id", models.CharField(blank=True, max_length=255)),
-                ("metadata", models.JSONField(blank=True, default=dict)),
-                ("diagnostics", models.JSONField(blank=True, default=list)),
-                ("error_count", models.PositiveIntegerField(default=0)),
-                ("warning_count", models.PositiveIntegerField(default=0)),
-                ("deleted_at", models.DateTimeField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="transcripts",
-                        to="editor.dataset",
-                    ),
-                ),
-                (
-                    "deleted_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "updated_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('title', models.CharField(blank=True, max_length=300)),
+                ('spec', models.CharField(choices=[('chatml', 'chatml'), ('chatml-json', 'chatml-json'), ('openchatml-0.1', 'openchatml-0.1'), ('openchatml-2.0', 'openchatml-2.0'), ('openchatml-2.2', 'openchatml-2.2'), ('harmony', 'harmony'), ('mms', 'mms'), ('mms-tokens', 'mms-tokens'), ('openchatml-json', 'openchatml-json'), ('openai-messages', 'openai-messages'), ('sharegpt', 'sharegpt')], max_length=32)),
+                ('header', models.JSONField(blank=True, default=dict)),
+                ('attrs', models.JSONField(blank=True, default=dict)),
+                ('source_text', models.TextField(blank=True)),
+                ('source_is_exact', models.BooleanField(default=True)),
+                ('status', models.CharField(choices=[('draft', 'Draft'), ('in_review', 'In review'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='draft', max_length=16)),
+                ('version', models.PositiveIntegerField(default=1)),
+                ('external_id', models.CharField(blank=True, max_length=255)),
+                ('metadata', models.JSONField(blank=True, default=dict)),
+                ('diagnostics', models.JSONField(blank=True, default=list)),
+                ('error_count', models.PositiveIntegerField(default=0)),
+                ('warning_count', models.PositiveIntegerField(default=0)),
+                ('deleted_at', models.DateTimeField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='transcripts', to='editor.dataset')),
+                ('deleted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "base_manager_name": "all_objects",
+                'base_manager_name': 'all_objects',
             },
             managers=[
-                ("objects", django.db.models.manager.Manager()),
-                ("all_objects", django.db.models.manager.Manager()),
+                ('objects', django.db.models.manager.Manager()),
+                ('all_objects', django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name="Revision",
+            name='Revision',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("number", models.PositiveIntegerField()),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[
-                            ("create", "Created"),
-                            ("import", "Imported"),
-                            ("edit", "Edited"),
-                            ("restore", "Restored"),
-                            ("delete", "Deleted"),
-                            ("undelete", "Undeleted"),
-                        ],
-                        default="edit",
-                        max_length=16,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("note", models.CharField(blank=True, max_length=500)),
-                ("snapshot", models.JSONField()),
-                (
-                    "author",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "transcript",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="revisions",
-                        to="editor.transcript",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('number', models.PositiveIntegerField()),
+                ('kind', models.CharField(choices=[('create', 'Created'), ('import', 'Imported'), ('edit', 'Edited'), ('restore', 'Restored'), ('delete', 'Deleted'), ('undelete', 'Undeleted')], default='edit', max_length=16)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('note', models.CharField(blank=True, max_length=500)),
+                ('snapshot', models.JSONField()),
+                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='editor.transcript')),
             ],
             options={
-                "ordering": ["transcript", "-number"],
+                'ordering': ['transcript', '-number'],
             },
         ),
         migrations.CreateModel(
-            name="Message",
+            name='Message',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("index", models.PositiveIntegerField()),
-                ("role", models.CharField(max_length=255)),
-                ("content", models.TextField(blank=True)),
-                ("channel", models.CharField(blank=True, max_length=255, null=True)),
-                ("recipient", models.CharField(blank=True, max_length=255, null=True)),
-                ("name", models.CharField(blank=True, max_length=255, null=True)),
-                ("call_id", models.CharField(blank=True, max_length=255, null=True)),
-                ("intent", models.CharField(blank=True, max_length=255, null=True)),
-                ("content_type", models.CharField(blank=True, max_length=255, null=True)),
-                ("constrain", models.CharField(blank=True, max_length=255, null=True)),
-                ("end", models.CharField(blank=True, max_length=16, null=True)),
-                ("attrs", models.JSONField(blank=True, default=dict)),
-                (
-                    "transcript",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="messages",
-                        to="editor.transcript",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('index', models.PositiveIntegerField()),
+                ('role', models.CharField(max_length=255)),
+                ('content', models.TextField(blank=True)),
+                ('channel', models.CharField(blank=True, max_length=255, null=True)),
+                ('recipient', models.CharField(blank=True, max_length=255, null=True)),
+                ('name', models.CharField(blank=True, max_length=255, null=True)),
+                ('call_id', models.CharField(blank=True, max_length=255, null=True)),
+                ('intent', models.CharField(blank=True, max_length=255, null=True)),
+                ('content_type', models.CharField(blank=True, max_length=255, null=True)),
+                ('constrain', models.CharField(blank=True, max_length=255, null=True)),
+                ('end', models.CharField(blank=True, max_length=16, null=True)),
+                ('attrs', models.JSONField(blank=True, default=dict)),
+                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='editor.transcript')),
             ],
             options={
-                "ordering": ["index"],
+                'ordering': ['index'],
             },
         ),
         migrations.AddConstraint(
-            model_name="membership",
-            constraint=models.UniqueConstraint(
-                fields=("user", "dataset"), name="membership_unique_user"
-            ),
+            model_name='membership',
+            constraint=models.UniqueConstraint(fields=('user', 'dataset'), name='membership_unique_user'),
         ),
         migrations.AddIndex(
-            model_name="transcript",
-            index=models.Index(
-                fields=["dataset", "status", "deleted_at"], name="transcript_status_idx"
-            ),
+            model_name='transcript',
+            index=models.Index(fields=['dataset', 'status', 'deleted_at'], name='transcript_status_idx'),
         ),
         migrations.AddIndex(
-            model_name="transcript",
-            index=models.Index(
-                fields=["dataset", "external_id"], name="transcript_external_id_idx"
-            ),
+            model_name='transcript',
+            index=models.Index(fields=['dataset', 'external_id'], name='transcript_external_id_idx'),
         ),
         migrations.AddIndex(
-            model_name="transcript",
-            index=models.Index(fields=["dataset", "error_count"], name="transcript_errors_idx"),
+            model_name='transcript',
+            index=models.Index(fields=['dataset', 'error_count'], name='transcript_errors_idx'),
         ),
         migrations.AddConstraint(
-            model_name="transcript",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("external_id", ""), _negated=True),
-                fields=("dataset", "external_id"),
-                name="transcript_unique_external_id",
-            ),
+            model_name='transcript',
+            constraint=models.UniqueConstraint(condition=models.Q(('external_id', ''), _negated=True), fields=('dataset', 'external_id'), name='transcript_unique_external_id'),
         ),
         migrations.AddConstraint(
-            model_name="revision",
-            constraint=models.UniqueConstraint(
-                fields=("transcript", "number"), name="revision_unique_number"
-            ),
+            model_name='revision',
+            constraint=models.UniqueConstraint(fields=('transcript', 'number'), name='revision_unique_number'),
         ),
         migrations.AddIndex(
-            model_name="message",
-            index=models.Index(fields=["role", "channel"], name="message_role_channel_idx"),
+            model_name='message',
+            index=models.Index(fields=['role', 'channel'], name='message_role_channel_idx'),
         ),
         migrations.AddConstraint(
-            model_name="message",
-            constraint=models.UniqueConstraint(
-                fields=("transcript", "index"), name="message_unique_index"
-            ),
+            model_name='message',
+            constraint=models.UniqueConstraint(fields=('transcript', 'index'), name='message_unique_index'),
         ),
     ]

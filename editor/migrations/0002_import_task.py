@@ -6,81 +6,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0001_initial"),
+        ('editor', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ImportTask",
+            name='ImportTask',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("source_name", models.CharField(max_length=255)),
-                (
-                    "spec",
-                    models.CharField(
-                        blank=True,
-                        choices=[
-                            ("chatml", "chatml"),
-                            ("chatml-json", "chatml-json"),
-                            ("openchatml-0.1", "openchatml-0.1"),
-                            ("openchatml-2.0", "openchatml-2.0"),
-                            ("openchatml-2.2", "openchatml-2.2"),
-                            ("harmony", "harmony"),
-                            ("mms", "mms"),
-                            ("mms-tokens", "mms-tokens"),
-                            ("openchatml-json", "openchatml-json"),
-                            ("openai-messages", "openai-messages"),
-                            ("sharegpt", "sharegpt"),
-                        ],
-                        max_length=32,
-                    ),
-                ),
-                ("on_conflict", models.CharField(default="update", max_length=16)),
-                ("partial", models.BooleanField(default=False)),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                        ],
-                        default="queued",
-                        max_length=16,
-                    ),
-                ),
-                ("report", models.JSONField(blank=True, default=dict)),
-                ("error", models.TextField(blank=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="import_tasks",
-                        to="editor.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('source_name', models.CharField(max_length=255)),
+                ('spec', models.CharField(blank=True, choices=[('chatml', 'chatml'), ('chatml-json', 'chatml-json'), ('openchatml-0.1', 'openchatml-0.1'), ('openchatml-2.0', 'openchatml-2.0'), ('openchatml-2.2', 'openchatml-2.2'), ('harmony', 'harmony'), ('mms', 'mms'), ('mms-tokens', 'mms-tokens'), ('openchatml-json', 'openchatml-json'), ('openai-messages', 'openai-messages'), ('sharegpt', 'sharegpt')], max_length=32)),
+                ('on_conflict', models.CharField(default='update', max_length=16)),
+                ('partial', models.BooleanField(default=False)),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='queued', max_length=16)),
+                ('report', models.JSONField(blank=True, default=dict)),
+                ('error', models.TextField(blank=True)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='import_tasks', to='editor.dataset')),
             ],
             options={
-                "ordering": ["-created_at"],
+                'ordering': ['-created_at'],
             },
         ),
     ]

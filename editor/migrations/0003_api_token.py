@@ -6,39 +6,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0002_import_task"),
+        ('editor', '0002_import_task'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ApiToken",
+            name='ApiToken',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(blank=True, max_length=100)),
-                ("prefix", models.CharField(db_index=True, editable=False, max_length=12)),
-                ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("last_used_at", models.DateTimeField(blank=True, editable=False, null=True)),
-                ("revoked_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="api_tokens",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(blank=True, max_length=100)),
+                ('prefix', models.CharField(db_index=True, editable=False, max_length=12)),
+                ('key_hash', models.CharField(editable=False, max_length=64, unique=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('last_used_at', models.DateTimeField(blank=True, editable=False, null=True)),
+                ('revoked_at', models.DateTimeField(blank=True, null=True)),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "verbose_name": "API token",
-                "ordering": ["-created_at"],
+                'verbose_name': 'API token',
+                'ordering': ['-created_at'],
             },
         ),
     ]

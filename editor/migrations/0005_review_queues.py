@@ -6,173 +6,74 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0004_dataset_slug_allows_dots"),
+        ('editor', '0004_dataset_slug_allows_dots'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ReviewQueue",
+            name='ReviewQueue',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=200)),
-                ("instructions", models.TextField(blank=True)),
-                ("filters", models.JSONField(blank=True, default=dict)),
-                ("overlap", models.PositiveSmallIntegerField(default=1)),
-                ("reservation_minutes", models.PositiveIntegerField(default=30)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "assignees",
-                    models.ManyToManyField(
-                        blank=True, related_name="assigned_queues", to=settings.AUTH_USER_MODEL
-                    ),
-                ),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="queues",
-                        to="editor.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=200)),
+                ('instructions', models.TextField(blank=True)),
+                ('filters', models.JSONField(blank=True, default=dict)),
+                ('overlap', models.PositiveSmallIntegerField(default=1)),
+                ('reservation_minutes', models.PositiveIntegerField(default=30)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('assignees', models.ManyToManyField(blank=True, related_name='assigned_queues', to=settings.AUTH_USER_MODEL)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queues', to='editor.dataset')),
             ],
             options={
-                "ordering": ["-created_at"],
+                'ordering': ['-created_at'],
             },
         ),
         migrations.CreateModel(
-            name="QueueItem",
+            name='QueueItem',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("position", models.PositiveIntegerField()),
-                (
-                    "transcript",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="queue_items",
-                        to="editor.transcript",
-                    ),
-                ),
-                (
-                    "queue",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="items",
-                        to="editor.reviewqueue",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('position', models.PositiveIntegerField()),
+                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queue_items', to='editor.transcript')),
+                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='editor.reviewqueue')),
             ],
             options={
-                "ordering": ["queue", "position"],
+                'ordering': ['queue', 'position'],
             },
         ),
         migrations.CreateModel(
-            name="QueueAssignment",
+            name='QueueAssignment',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "state",
-                    models.CharField(
-                        choices=[
-                            ("claimed", "Claimed"),
-                            ("submitted", "Submitted"),
-                            ("skipped", "Skipped"),
-                            ("expired", "Expired"),
-                            ("approved", "Approved"),
-                            ("rejected", "Rejected"),
-                        ],
-                        default="claimed",
-                        max_length=16,
-                    ),
-                ),
-                ("slot", models.PositiveSmallIntegerField(blank=True, null=True)),
-                ("claimed_at", models.DateTimeField()),
-                ("expires_at", models.DateTimeField()),
-                ("submitted_at", models.DateTimeField(blank=True, null=True)),
-                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
-                ("review_comment", models.TextField(blank=True)),
-                (
-                    "annotator",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="queue_assignments",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "reviewer",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "item",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="assignments",
-                        to="editor.queueitem",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('state', models.CharField(choices=[('claimed', 'Claimed'), ('submitted', 'Submitted'), ('skipped', 'Skipped'), ('expired', 'Expired'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='claimed', max_length=16)),
+                ('slot', models.PositiveSmallIntegerField(blank=True, null=True)),
+                ('claimed_at', models.DateTimeField()),
+                ('expires_at', models.DateTimeField()),
+                ('submitted_at', models.DateTimeField(blank=True, null=True)),
+                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
+                ('review_comment', models.TextField(blank=True)),
+                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='queue_assignments', to=settings.AUTH_USER_MODEL)),
+                ('reviewer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='editor.queueitem')),
             ],
             options={
-                "ordering": ["item", "claimed_at"],
-                "indexes": [
-                    models.Index(fields=["annotator", "state"], name="assignment_annotator_idx")
-                ],
-                "constraints": [
-                    models.UniqueConstraint(fields=("item", "slot"), name="assignment_unique_slot"),
-                    models.UniqueConstraint(
-                        fields=("item", "annotator"), name="assignment_unique_annotator"
-                    ),
-                ],
+                'ordering': ['item', 'claimed_at'],
+                'indexes': [models.Index(fields=['annotator', 'state'], name='assignment_annotator_idx')],
+                'constraints': [models.UniqueConstraint(fields=('item', 'slot'), name='assignment_unique_slot'), models.UniqueConstraint(fields=('item', 'annotator'), name='assignment_unique_annotator')],
             },
         ),
         migrations.AddConstraint(
-            model_name="reviewqueue",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("overlap__gte", 1)), name="queue_overlap_positive"
-            ),
+            model_name='reviewqueue',
+            constraint=models.CheckConstraint(condition=models.Q(('overlap__gte', 1)), name='queue_overlap_positive'),
         ),
         migrations.AddConstraint(
-            model_name="reviewqueue",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("reservation_minutes__gte", 1)),
-                name="queue_reservation_positive",
-            ),
+            model_name='reviewqueue',
+            constraint=models.CheckConstraint(condition=models.Q(('reservation_minutes__gte', 1)), name='queue_reservation_positive'),
         ),
         migrations.AddConstraint(
-            model_name="queueitem",
-            constraint=models.UniqueConstraint(
-                fields=("queue", "transcript"), name="queue_item_unique"
-            ),
+            model_name='queueitem',
+            constraint=models.UniqueConstraint(fields=('queue', 'transcript'), name='queue_item_unique'),
         ),
     ]

@@ -6,180 +6,84 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0005_review_queues"),
+        ('editor', '0005_review_queues'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="LabelSchema",
+            name='LabelSchema',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=200)),
-                ("archived_at", models.DateTimeField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="label_schemas",
-                        to="editor.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=200)),
+                ('archived_at', models.DateTimeField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='label_schemas', to='editor.dataset')),
             ],
             options={
-                "ordering": ["name", "pk"],
+                'ordering': ['name', 'pk'],
             },
         ),
         migrations.CreateModel(
-            name="LabelSchemaVersion",
+            name='LabelSchemaVersion',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("number", models.PositiveIntegerField()),
-                ("instructions", models.TextField(blank=True)),
-                ("questions", models.JSONField()),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "schema",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="versions",
-                        to="editor.labelschema",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('number', models.PositiveIntegerField()),
+                ('instructions', models.TextField(blank=True)),
+                ('questions', models.JSONField()),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('schema', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='editor.labelschema')),
             ],
             options={
-                "ordering": ["schema", "number"],
+                'ordering': ['schema', 'number'],
             },
         ),
         migrations.AddField(
-            model_name="labelschema",
-            name="current_version",
-            field=models.OneToOneField(
-                null=True,
-                on_delete=django.db.models.deletion.RESTRICT,
-                related_name="+",
-                to="editor.labelschemaversion",
-            ),
+            model_name='labelschema',
+            name='current_version',
+            field=models.OneToOneField(null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='editor.labelschemaversion'),
         ),
         migrations.CreateModel(
-            name="Annotation",
+            name='Annotation',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("question", models.CharField(max_length=64)),
-                ("message_index", models.PositiveIntegerField(blank=True, null=True)),
-                ("start", models.PositiveIntegerField(blank=True, null=True)),
-                ("end", models.PositiveIntegerField(blank=True, null=True)),
-                ("text", models.TextField(blank=True)),
-                ("value", models.JSONField()),
-                (
-                    "state",
-                    models.CharField(
-                        choices=[("draft", "Draft"), ("submitted", "Submitted")],
-                        default="draft",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "anchor_state",
-                    models.CharField(
-                        choices=[
-                            ("ok", "Anchored"),
-                            ("flagged", "Flagged for review"),
-                            ("orphaned", "Orphaned"),
-                        ],
-                        default="ok",
-                        max_length=16,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                ("submitted_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "annotator",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT,
-                        related_name="annotations",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "transcript",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="annotations",
-                        to="editor.transcript",
-                    ),
-                ),
-                (
-                    "schema_version",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.RESTRICT,
-                        related_name="annotations",
-                        to="editor.labelschemaversion",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('question', models.CharField(max_length=64)),
+                ('message_index', models.PositiveIntegerField(blank=True, null=True)),
+                ('start', models.PositiveIntegerField(blank=True, null=True)),
+                ('end', models.PositiveIntegerField(blank=True, null=True)),
+                ('text', models.TextField(blank=True)),
+                ('value', models.JSONField()),
+                ('state', models.CharField(choices=[('draft', 'Draft'), ('submitted', 'Submitted')], default='draft', max_length=16)),
+                ('anchor_state', models.CharField(choices=[('ok', 'Anchored'), ('flagged', 'Flagged for review'), ('orphaned', 'Orphaned')], default='ok', max_length=16)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('submitted_at', models.DateTimeField(blank=True, null=True)),
+                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='annotations', to=settings.AUTH_USER_MODEL)),
+                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotations', to='editor.transcript')),
+                ('schema_version', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='annotations', to='editor.labelschemaversion')),
             ],
             options={
-                "ordering": ["transcript", "pk"],
+                'ordering': ['transcript', 'pk'],
             },
         ),
         migrations.AddConstraint(
-            model_name="labelschemaversion",
-            constraint=models.UniqueConstraint(
-                fields=("schema", "number"), name="label_schema_version_unique_number"
-            ),
+            model_name='labelschemaversion',
+            constraint=models.UniqueConstraint(fields=('schema', 'number'), name='label_schema_version_unique_number'),
         ),
         migrations.AddConstraint(
-            model_name="labelschema",
-            constraint=models.UniqueConstraint(
-                fields=("dataset", "name"), name="label_schema_unique_name"
-            ),
+            model_name='labelschema',
+            constraint=models.UniqueConstraint(fields=('dataset', 'name'), name='label_schema_unique_name'),
         ),
         migrations.AddIndex(
-            model_name="annotation",
-            index=models.Index(
-                fields=["transcript", "message_index"], name="annotation_message_idx"
-            ),
+            model_name='annotation',
+            index=models.Index(fields=['transcript', 'message_index'], name='annotation_message_idx'),
         ),
         migrations.AddIndex(
-            model_name="annotation",
-            index=models.Index(
-                fields=["schema_version", "question"], name="annotation_question_idx"
-            ),
+            model_name='annotation',
+            index=models.Index(fields=['schema_version', 'question'], name='annotation_question_idx'),
         ),
     ]

@@ -18,6 +18,7 @@ content (what editors search) and ``COALESCE(end_user_text, content)`` (what vie
 from django.db import migrations, models
 
 
+
 def _indexed(row: str) -> str:
     """The two indexed texts of ``row`` (a message): what the end user sees, and the whole
     content when that is not all of it (``end_user_text`` NULL: the end user sees it all)."""

@@ -6,122 +6,80 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0010_message_search"),
+        ('editor', '0010_message_search'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="TaskWorker",
+            name='TaskWorker',
             fields=[
-                ("worker_id", models.CharField(max_length=128, primary_key=True, serialize=False)),
-                ("started_at", models.DateTimeField(auto_now_add=True)),
-                ("seen_at", models.DateTimeField(db_index=True)),
+                ('worker_id', models.CharField(max_length=128, primary_key=True, serialize=False)),
+                ('started_at', models.DateTimeField(auto_now_add=True)),
+                ('seen_at', models.DateTimeField(db_index=True)),
             ],
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="attempts",
+            model_name='importtask',
+            name='attempts',
             field=models.PositiveSmallIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="heartbeat_at",
+            model_name='importtask',
+            name='heartbeat_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="progress",
+            model_name='importtask',
+            name='progress',
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="started_at",
+            model_name='importtask',
+            name='started_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="upload_path",
+            model_name='importtask',
+            name='upload_path',
             field=models.CharField(blank=True, max_length=1024),
         ),
         migrations.AddField(
-            model_name="importtask",
-            name="worker",
+            model_name='importtask',
+            name='worker',
             field=models.CharField(blank=True, max_length=128),
         ),
         migrations.AlterField(
-            model_name="importtask",
-            name="status",
-            field=models.CharField(
-                choices=[
-                    ("queued", "Queued"),
-                    ("running", "Running"),
-                    ("succeeded", "Succeeded"),
-                    ("failed", "Failed"),
-                ],
-                db_index=True,
-                default="queued",
-                max_length=16,
-            ),
+            model_name='importtask',
+            name='status',
+            field=models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], db_index=True, default='queued', max_length=16),
         ),
         migrations.CreateModel(
-            name="ExportTask",
+            name='ExportTask',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                        ],
-                        db_index=True,
-                        default="queued",
-                        max_length=16,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
-                ("worker", models.CharField(blank=True, max_length=128)),
-                ("attempts", models.PositiveSmallIntegerField(default=0)),
-                ("progress", models.JSONField(blank=True, default=dict)),
-                ("error", models.TextField(blank=True)),
-                ("options", models.JSONField(blank=True, default=dict)),
-                ("file_name", models.CharField(max_length=255)),
-                ("file_path", models.CharField(blank=True, max_length=1024)),
-                ("size_bytes", models.BigIntegerField(default=0)),
-                ("transcript_count", models.PositiveIntegerField(default=0)),
-                ("losses", models.JSONField(blank=True, default=dict)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="export_tasks",
-                        to="editor.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], db_index=True, default='queued', max_length=16)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
+                ('worker', models.CharField(blank=True, max_length=128)),
+                ('attempts', models.PositiveSmallIntegerField(default=0)),
+                ('progress', models.JSONField(blank=True, default=dict)),
+                ('error', models.TextField(blank=True)),
+                ('options', models.JSONField(blank=True, default=dict)),
+                ('file_name', models.CharField(max_length=255)),
+                ('file_path', models.CharField(blank=True, max_length=1024)),
+                ('size_bytes', models.BigIntegerField(default=0)),
+                ('transcript_count', models.PositiveIntegerField(default=0)),
+                ('losses', models.JSONField(blank=True, default=dict)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='export_tasks', to='editor.dataset')),
             ],
             options={
-                "ordering": ["-created_at"],
+                'ordering': ['-created_at'],
             },
         ),
     ]

@@ -6,67 +6,35 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("editor", "0011_background_tasks"),
+        ('editor', '0011_background_tasks'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="BulkTask",
+            name='BulkTask',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("queued", "Queued"),
-                            ("running", "Running"),
-                            ("succeeded", "Succeeded"),
-                            ("failed", "Failed"),
-                        ],
-                        db_index=True,
-                        default="queued",
-                        max_length=16,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
-                ("worker", models.CharField(blank=True, max_length=128)),
-                ("attempts", models.PositiveSmallIntegerField(default=0)),
-                ("progress", models.JSONField(blank=True, default=dict)),
-                ("error", models.TextField(blank=True)),
-                ("action", models.CharField(max_length=32)),
-                ("params", models.JSONField(blank=True, default=dict)),
-                ("transcript_ids", models.JSONField(blank=True, default=list)),
-                ("result", models.JSONField(blank=True, default=dict)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "dataset",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="bulk_tasks",
-                        to="editor.dataset",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], db_index=True, default='queued', max_length=16)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
+                ('worker', models.CharField(blank=True, max_length=128)),
+                ('attempts', models.PositiveSmallIntegerField(default=0)),
+                ('progress', models.JSONField(blank=True, default=dict)),
+                ('error', models.TextField(blank=True)),
+                ('action', models.CharField(max_length=32)),
+                ('params', models.JSONField(blank=True, default=dict)),
+                ('transcript_ids', models.JSONField(blank=True, default=list)),
+                ('result', models.JSONField(blank=True, default=dict)),
+                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bulk_tasks', to='editor.dataset')),
             ],
             options={
-                "ordering": ["-created_at"],
+                'ordering': ['-created_at'],
             },
         ),
     ]
