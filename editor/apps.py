@@ -7,6 +7,7 @@ class EditorConfig(AppConfig):
     verbose_name = "Transcript editor"
 
     def ready(self) -> None:
-        from . import json_lookups, token_cache  # noqa: F401 (json_lookups registers a lookup)
+        from . import json_lookups, search_index, token_cache  # noqa: F401 (json_lookups registers a lookup)
 
         token_cache.connect()
+        search_index.connect()

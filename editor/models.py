@@ -28,7 +28,6 @@ from django.core.validators import RegexValidator
 from django.db import connections, models, transaction
 from django.db.models import (
     BooleanField,
-    Case,
     Count,
     Exists,
     F,
@@ -40,7 +39,6 @@ from django.db.models import (
     Subquery,
     Sum,
     Value,
-    When,
 )
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Coalesce
@@ -52,6 +50,7 @@ from editor.compact_json import CompactJSONEncoder, DiagnosticsField
 from editor.compressed import CompressedJSONField, CompressedTextField
 from editor.formats.render.visibility import visibility as end_user_visibility
 from editor.formats.validate.context import is_call
+from editor.message_text import content_at
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
 _EMPTY_TRANSCRIPTS = {spec: formats.Transcript(spec=spec) for spec in formats.SPEC_IDS}
@@ -384,17 +383,17 @@ class TranscriptQuerySet(models.QuerySet):
         no reference cycles left for the garbage collector, so memory stays flat.
         """
         rows = self.iterator(chunk_size=chunk_size)
-        fields = Message.CANONICAL_FIELDS
         try:
             while chunk := list(islice(rows, chunk_size)):
+                sources = {row.pk: row for row in chunk}
                 messages = defaultdict(list)
                 for transcript_id, *values in (
-                    Message.objects.filter(transcript__in=[row.pk for row in chunk])
+                    Message.objects.filter(transcript__in=list(sources))
                     .order_by("transcript_id", "index")
-                    .values_list("transcript_id", *fields)
+                    .values_list("transcript_id", *Message.STORED_FIELDS)
                 ):
                     messages[transcript_id].append(
-                        formats.Message(**dict(zip(fields, values, strict=True)))
+                        Message.canonical_of(values, sources[transcript_id])
                     )
                 for row in chunk:
                     yield (
@@ -804,20 +803,13 @@ class Transcript(models.Model):
         something: on long transcripts, building model objects and running the JSON field's
         converter on thousands of empty objects cost more than the query (measured).
         """
-        fields = [name for name in Message.CANONICAL_FIELDS if name != "attrs"]
         rows = (
             Message.objects.filter(transcript=self)
             .order_by("index")
             .annotate(attrs_text=Cast("attrs", models.TextField()))
-            .values_list(*fields, "attrs_text")
+            .values_list(*Message.STORED_FIELDS[:-1], "attrs_text")
         )
-        messages = []
-        for *values, attrs_text in rows:
-            message = formats.Message(**dict(zip(fields, values, strict=True)))
-            if attrs_text and attrs_text != "{}":
-                message.attrs = json.loads(attrs_text)
-            messages.append(message)
-        return messages
+        return [Message.canonical_of(values, self, attrs_as_text=True) for values in rows]
 
 
 # Transcripts with at most this many messages keep them in the shared cache, for a day.
@@ -889,7 +881,10 @@ class MessageQuerySet(models.QuerySet):
             query = SearchQuery(
                 query.replace("\x00", ""), config=SEARCH_CONFIG, search_type="websearch"
             )
-            found = self.annotate(content_vector=SearchVector("content", config=SEARCH_CONFIG))
+            # On PostgreSQL every row holds its content (``Message.stored_content``).
+            found = self.annotate(
+                content_vector=SearchVector("stored_content", config=SEARCH_CONFIG)
+            )
             if search_hidden:
                 return found.filter(content_vector=query)
             # What the end user sees is the content itself where end_user_text is NULL (most
@@ -910,35 +905,6 @@ class MessageQuerySet(models.QuerySet):
                 (fts_query(query, search_hidden),),
             )
         )
-
-    def add_to_search_index(self) -> None:
-        """SQLite: put these (newly inserted) messages into the FTS5 table, in one statement.
-
-        Every message row is inserted by ``editor.storage``, which calls this right after (an
-        insert trigger did it row by row: 2.1 of 2.7 s to insert 100,000 messages, against
-        0.2 s for one ``INSERT … SELECT``; measured, docs/performance.md). Updates and deletes
-        keep their triggers (migration 0010). The two texts are the ones those triggers take
-        out again: what the end user sees, and the whole content when that is not all of it.
-        PostgreSQL's GIN expression indexes follow the rows by themselves.
-        """
-        connection = connections[self.db]
-        if connection.vendor != "sqlite":
-            return
-        rows = self.order_by().values_list(
-            "pk",
-            Coalesce("end_user_text", "content"),
-            Case(
-                When(end_user_text__isnull=True, then=Value("")),
-                default=F("content"),
-                output_field=models.TextField(),
-            ),
-        )
-        sql, params = rows.query.sql_with_params()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "INSERT INTO editor_message_search(rowid, end_user_text, hidden_text) " + sql,
-                params,
-            )
 
     def probed_for(self, query: str, search_hidden: bool) -> MessageQuerySet:
         """The same messages as ``containing``, each one looked up in the search index: for
@@ -967,12 +933,6 @@ class MessageQuerySet(models.QuerySet):
         sql, params = transcripts.query.get_compiler(self.db).as_sql()
         return RawSQL(f"SELECT transcript_id FROM ({sql}) AS matches OFFSET 0", params)
 
-    def searched_text(self, search_hidden: bool) -> MessageQuerySet:
-        """Annotate ``searched_text``: the text ``containing`` searched in each message."""
-        return self.annotate(
-            searched_text=F("content") if search_hidden else Coalesce("end_user_text", "content")
-        )
-
 
 class Message(models.Model):
     """One message of a transcript: every field of the canonical ``formats.Message``.
@@ -987,7 +947,13 @@ class Message(models.Model):
     )
     index = models.PositiveIntegerField()
     role = models.CharField(max_length=SHORT_FIELD_LENGTH)
-    content = models.TextField(blank=True)
+    # The content, or "" where the row says where it is in the transcript's source text
+    # instead (``content_start`` … ``content_end``: ``editor.message_text``; on SQLite, whose
+    # search index keeps no text). Read ``content``, which is the text either way.
+    stored_content = models.TextField(blank=True, db_column="content")
+    content_start = models.PositiveIntegerField(null=True, blank=True)
+    content_end = models.PositiveIntegerField(null=True, blank=True)
+    content_escaped = models.BooleanField(null=True, blank=True)
     channel = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     recipient = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     name = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
@@ -1003,6 +969,16 @@ class Message(models.Model):
     end_user_text = models.TextField(null=True, blank=True)  # noqa: DJ001
 
     CANONICAL_FIELDS = formats.model.SEMANTIC_FIELDS
+    # The columns ``canonical_of`` reads a message from: the canonical fields, the content
+    # as stored (the text or where it is), attrs last.
+    STORED_FIELDS = (
+        "role",
+        "stored_content",
+        "content_start",
+        "content_end",
+        "content_escaped",
+        *CANONICAL_FIELDS[2:],
+    )
 
     objects = MessageQuerySet.as_manager()
 
@@ -1014,6 +990,19 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.index} {self.role}"
+
+    @property
+    def content(self) -> str:
+        if self.content_start is None:
+            return self.stored_content
+        return content_at(
+            self.transcript.source_text, self.content_start, self.content_end, self.content_escaped
+        )
+
+    @content.setter
+    def content(self, value: str) -> None:
+        self.stored_content = value
+        self.content_start = self.content_end = self.content_escaped = None
 
     @classmethod
     def from_canonical(cls, message: formats.Message, *, index: int, **kwargs) -> Message:
@@ -1033,8 +1022,29 @@ class Message(models.Model):
             return ""
         return None if seen.end_user_text == (message.content or "") else seen.end_user_text
 
+    @staticmethod
+    def canonical_of(
+        values: Sequence, transcript: Transcript, *, attrs_as_text: bool = False
+    ) -> formats.Message:
+        """The canonical message of a row read as ``STORED_FIELDS`` (``attrs_as_text``: attrs
+        as the column's JSON text, decoded only when it holds something, which is cheaper
+        than the JSON field's converter on thousands of empty objects)."""
+        role, stored, start, end, escaped, *others, attrs = values
+        content = (
+            stored if start is None else content_at(transcript.source_text, start, end, escaped)
+        )
+        if attrs_as_text:
+            attrs = json.loads(attrs) if attrs and attrs != "{}" else {}
+        return formats.Message(
+            role, content, **dict(zip(_MESSAGE_SCALARS, others, strict=True)), attrs=attrs
+        )
+
     def to_canonical(self) -> formats.Message:
         return formats.Message(**{name: getattr(self, name) for name in self.CANONICAL_FIELDS})
+
+
+# The canonical fields between content and attrs (``Message.canonical_of``).
+_MESSAGE_SCALARS = Message.CANONICAL_FIELDS[2:-1]
 
 
 class RevisionKind(models.TextChoices):

@@ -16,6 +16,7 @@ from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from editor import search_index
 from editor.models import (
     SEARCH_WORD_CHARACTER,
     Message,
@@ -209,17 +210,11 @@ def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> 
     first_match = (
         Message.objects.filter(transcript=OuterRef("pk"))
         .probed_for(query, search_hidden)
-        .searched_text(search_hidden)
         .order_by("index")
-        .values("searched_text")[:1]
+        .values("pk")[:1]
     )
-    rows = (
-        Transcript.objects.filter(pk__in=ids)
-        .annotate(searched_text=Subquery(first_match))
-        .filter(searched_text__isnull=False)
-        .values_list("pk", "searched_text")
-    )
-    return {transcript_id: _snippet(text, hit) for transcript_id, text in rows}
+    found = Transcript.objects.filter(pk__in=ids).annotate(match=Subquery(first_match))
+    return _snippets_of(found.values("match"), hit, search_hidden)
 
 
 def _snippets_among(message_ids: list[int], page: Page, query: str, search_hidden: bool):
@@ -237,15 +232,42 @@ def _first_hits(matches, hit: re.Pattern, search_hidden: bool) -> dict[int, str]
     """The snippet of the first of ``matches`` (matching messages) in each transcript: each
     match looked at once, by a window function (a correlated "first match of this
     transcript" searched the transcript again for every match: 150 ms a page)."""
-    rows = (
+    firsts = (
         matches.annotate(
             place=Window(RowNumber(), partition_by=F("transcript_id"), order_by=F("index").asc())
         )
         .filter(place=1)
-        .searched_text(search_hidden)
-        .values_list("transcript_id", "searched_text")
+        .values("pk")
     )
-    return {transcript_id: _snippet(text, hit) for transcript_id, text in rows}
+    return _snippets_of(firsts, hit, search_hidden)
+
+
+# What a snippet is made from: the searched text of a message (editor.search_index).
+SNIPPET_FIELDS = (
+    "transcript__source_text",
+    "stored_content",
+    "content_start",
+    "content_end",
+    "content_escaped",
+    "end_user_text",
+)
+
+
+def _snippets_of(message_ids, hit: re.Pattern, search_hidden: bool) -> dict[int, str]:
+    """``{transcript id: snippet}`` of the messages ``message_ids`` (a subquery: one query in
+    all), from the text that was searched in each. A message's content may be in its
+    transcript's source text (``editor.message_text``), read with it."""
+    messages = (
+        Message.objects.filter(pk__in=message_ids)
+        .select_related("transcript")
+        .only(*SNIPPET_FIELDS)
+    )
+    return {
+        message.transcript_id: _snippet(
+            search_index.searched_text(message.content, message.end_user_text, search_hidden), hit
+        )
+        for message in messages
+    }
 
 
 def _hit_pattern(query: str) -> re.Pattern | None:

@@ -29,7 +29,7 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from editor import formats
+from editor import formats, search_index
 from editor.annotations import follow_edit
 from editor.errors import (
     ConflictError,
@@ -43,6 +43,7 @@ from editor.errors import (
 from editor.formats.diagnostics import ERROR, WARNING
 from editor.formats.model import SEMANTIC_FIELDS, TERMINATORS
 from editor.formats.validate import validate
+from editor.message_text import Span, locate
 from editor.models import (
     SHORT_FIELD_LENGTH,
     Dataset,
@@ -493,7 +494,12 @@ def create_transcripts(
     with transaction.atomic():
         _insert_objects(transcripts)
         _insert_messages(
-            (transcript.pk, item.content.spec, item.content.canonical.messages)
+            (
+                transcript.pk,
+                item.content.spec,
+                item.content.canonical.messages,
+                item.content.source_text,
+            )
             for transcript, item in zip(transcripts, new, strict=True)
         )
         now = timezone.now()
@@ -518,46 +524,82 @@ def create_transcripts(
 
 
 # The fields of a Message row, in the order _insert_messages writes them.
-MESSAGE_COLUMNS = ("transcript", "index", *SEMANTIC_FIELDS, "end_user_text")
+MESSAGE_COLUMNS = (
+    "transcript",
+    "index",
+    "role",
+    "stored_content",
+    "content_start",
+    "content_end",
+    "content_escaped",
+    *SEMANTIC_FIELDS[2:],
+    "end_user_text",
+)
+
+
+def _keeps_text_once(connection) -> bool:
+    """Whether message rows on ``connection`` say where their content is in the source text
+    rather than hold it (``editor.message_text``): on SQLite. PostgreSQL's full-text indexes
+    are expressions over the rows' content, which must then be there (docs/storage.md)."""
+    return connection.vendor == "sqlite"
 
 
 def _insert_messages(
-    transcripts: Iterable[tuple[int, str, Sequence[formats.Message]]], first_index: int = 0
+    transcripts: Iterable[tuple[int, str, Sequence[formats.Message], str]], first_index: int = 0
 ) -> None:
-    """The Message rows of ``(transcript pk, spec, canonical messages)`` triples, as
+    """The Message rows of ``(transcript pk, spec, canonical messages, source text)``, as
     ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
     end user sees of each (``Message.end_user_text``); the first message of each gets index
-    ``first_index``. On SQLite they go into the search index too (``add_to_search_index``):
-    this is the one place message rows are inserted."""
-    transcripts = list(transcripts)
-    _insert_rows(
-        Message,
-        MESSAGE_COLUMNS,
-        (
+    ``first_index``. On SQLite a content found in the source text is stored as where it is
+    there, and the messages go into the search index (``editor.search_index``): this is the
+    one place message rows are inserted."""
+    connection = connections[router.db_for_write(Message)]
+    once = _keeps_text_once(connection)
+    rows, texts = [], []
+    for transcript_id, spec, messages, source_text in transcripts:
+        contents = [message.content or "" for message in messages]
+        spans = locate(source_text, contents) if once else [None] * len(messages)
+        for index, (message, content, span) in enumerate(
+            zip(messages, contents, spans, strict=True), start=first_index
+        ):
+            end_user_text = Message.end_user_text_of(spec, message)
+            rows.append(_message_row(transcript_id, index, message, content, span, end_user_text))
+            texts.append((content, end_user_text))
+    pks = _insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=once)
+    if once:
+        search_index.add(
+            connection,
             (
-                transcript_id,
-                index,
-                message.role,
-                message.content or "",
-                message.channel,
-                message.recipient,
-                message.name,
-                message.call_id,
-                message.intent,
-                message.content_type,
-                message.constrain,
-                message.end,
-                dict(message.attrs or {}),
-                Message.end_user_text_of(spec, message),
-            )
-            for transcript_id, spec, messages in transcripts
-            for index, message in enumerate(messages, start=first_index)
-        ),
+                (pk, content, end_user_text)
+                for pk, (content, end_user_text) in zip(pks, texts, strict=True)
+            ),
+        )
+
+
+def _message_row(
+    transcript_id: int,
+    index: int,
+    message: formats.Message,
+    content: str,
+    span: Span | None,
+    end_user_text: str | None,
+) -> tuple:
+    return (
+        transcript_id,
+        index,
+        message.role,
+        *((content, None, None, None) if span is None else ("", *span)),
+        message.channel,
+        message.recipient,
+        message.name,
+        message.call_id,
+        message.intent,
+        message.content_type,
+        message.constrain,
+        message.end,
+        dict(message.attrs or {}),
+        end_user_text,
     )
-    Message.objects.filter(
-        transcript_id__in=[transcript_id for transcript_id, _, _ in transcripts],
-        index__gte=first_index,
-    ).add_to_search_index()
 
 
 def _insert_objects(objects: list[models.Model]) -> None:
@@ -896,32 +938,161 @@ MAX_ROW_UPDATES = 20
 
 
 def _replace_messages(
-    transcript_id: int, spec: str, old: Sequence[formats.Message], new: Sequence[formats.Message]
+    transcript_id: int,
+    spec: str,
+    old: Sequence[formats.Message],
+    new: Sequence[formats.Message],
+    *,
+    respec: bool,
+    old_source: str,
+    new_source: str,
 ) -> None:
-    """Make the Message rows of ``transcript_id`` say ``new``, rewriting only what changed.
+    """Make the Message rows of ``transcript_id`` say ``new`` (in ``new_source``), rewriting
+    only what changed, without reading them (``old``: what they say now, in ``old_source``);
+    ``respec``: the spec changed, and what the end user sees of each message with it (every
+    row is rewritten).
 
     An edit of message 1,900 of 2,000 updates one row; an insertion or a deletion rewrites the
     rows from the first change on (the indexes after it shift). Equal means equal canonical
-    fields (``formats.Message.__eq__``).
+    fields (``formats.Message.__eq__``). On SQLite the rows that stay follow their contents
+    in the new source text (``_move_spans``) and the search index follows the rows.
     """
     first = 0
-    while first < min(len(old), len(new)) and old[first] == new[first]:
+    while not respec and first < min(len(old), len(new)) and old[first] == new[first]:
         first += 1
-    if len(old) == len(new):
-        changed = [i for i in range(first, len(new)) if old[i] != new[i]]
-        if len(changed) <= MAX_ROW_UPDATES:
-            for index in changed:
-                message = new[index]
-                values = {name: getattr(message, name) for name in SEMANTIC_FIELDS}
-                values.update(
-                    content=message.content or "",
-                    attrs=dict(message.attrs or {}),
-                    end_user_text=Message.end_user_text_of(spec, message),
-                )
-                Message.objects.filter(transcript_id=transcript_id, index=index).update(**values)
-            return
+    changed = [i for i in range(first, len(new)) if i >= len(old) or old[i] != new[i]]
+    in_place = not respec and len(old) == len(new) and len(changed) <= MAX_ROW_UPDATES
+    connection = connections[router.db_for_write(Message)]
+    once = _keeps_text_once(connection)
+    rewritten = changed if in_place else range(first, len(old))
+    if once:
+        _move_spans(
+            connection,
+            transcript_id,
+            old,
+            old_source,
+            new_source,
+            below=len(new) if in_place else first,
+            rewritten=changed if in_place else (),
+        )
+        search_index.remove_stored(
+            connection, transcript_id, {i: old[i].content or "" for i in rewritten}
+        )
+    if in_place:
+        spans = locate(new_source, [new[i].content or "" for i in changed]) if once else None
+        for n, index in enumerate(changed):
+            _update_row(transcript_id, spec, index, new[index], spans and spans[n])
+        if once:
+            search_index.add_stored(
+                connection, transcript_id, {i: new[i].content or "" for i in changed}
+            )
+        return
     Message.objects.filter(transcript_id=transcript_id, index__gte=first).delete()
-    _insert_messages([(transcript_id, spec, new[first:])], first_index=first)
+    _insert_messages([(transcript_id, spec, new[first:], new_source)], first_index=first)
+
+
+def _update_row(
+    transcript_id: int, spec: str, index: int, message: formats.Message, span: Span | None
+) -> None:
+    values = {name: getattr(message, name) for name in SEMANTIC_FIELDS if name != "content"}
+    values.update(
+        _stored_content(message.content or "", span),
+        attrs=dict(message.attrs or {}),
+        end_user_text=Message.end_user_text_of(spec, message),
+    )
+    Message.objects.filter(transcript_id=transcript_id, index=index).update(**values)
+
+
+def _stored_content(content: str, span: Span | None) -> dict:
+    """The content columns of a row whose content is ``content``, found at ``span``."""
+    if span is None:
+        return {
+            "stored_content": content,
+            "content_start": None,
+            "content_end": None,
+            "content_escaped": None,
+        }
+    return {
+        "stored_content": "",
+        "content_start": span.start,
+        "content_end": span.end,
+        "content_escaped": span.escaped,
+    }
+
+
+def _move_spans(
+    connection,
+    transcript_id: int,
+    old: Sequence[formats.Message],
+    old_source: str,
+    new_source: str,
+    *,
+    below: int,
+    rewritten: Sequence[int],
+) -> None:
+    """SQLite: the rows below index ``below`` that stay (not ``rewritten``) follow their
+    contents from ``old_source`` into ``new_source``, without being read: the two texts differ
+    in one stretch (what is before it and after it is the same), so a span after it moves by
+    the difference in length, in one UPDATE, and a span across it is looked for again in the
+    new text (or the row keeps its content). Spans before it stay."""
+    same_before = _common_prefix(old_source, new_source)
+    same_after = _common_suffix(old_source[same_before:], new_source[same_before:])
+    if same_before == len(old_source) == len(new_source):
+        return
+    stretch_end = len(old_source) - same_after
+    others = " AND ".join(['"index" != %s'] * len(rewritten))
+    # Those across the stretch are taken out first: shifted rows could land in it.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE editor_message SET content_start = NULL, content_end = NULL,"
+            ' content_escaped = NULL WHERE transcript_id = %s AND "index" < %s'
+            " AND content_start < %s AND content_end > %s"
+            + (f" AND {others}" if others else "")
+            + ' RETURNING "index"',
+            [transcript_id, below, stretch_end, same_before, *rewritten],
+        )
+        crossing = [index for (index,) in cursor.fetchall()]
+    shift = len(new_source) - len(old_source)
+    if shift:
+        Message.objects.filter(
+            transcript_id=transcript_id, index__lt=below, content_start__gte=stretch_end
+        ).exclude(index__in=rewritten).update(
+            content_start=F("content_start") + shift, content_end=F("content_end") + shift
+        )
+    # Found again last: their new spans are not to be shifted.
+    for index in crossing:
+        content = old[index].content or ""
+        (span,) = locate(new_source, [content])
+        Message.objects.filter(transcript_id=transcript_id, index=index).update(
+            **_stored_content(content, span)
+        )
+
+
+# How much of two texts is compared at a time when looking for where they start to differ.
+_COMPARED = 4096
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their start (C-speed comparisons of
+    blocks, then halving into the block that differs)."""
+    start, limit = 0, min(len(a), len(b))
+    while (
+        start + _COMPARED <= limit and a[start : start + _COMPARED] == b[start : start + _COMPARED]
+    ):
+        start += _COMPARED
+    low, high = start, min(start + _COMPARED, limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[start:middle] == b[start:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their end."""
+    return _common_prefix(a[::-1], b[::-1])
 
 
 def _claim(pk: int, expected_version: int) -> Transcript:
@@ -989,12 +1160,19 @@ def _write(
     if content is not None:
         # What the end user sees of a message depends on the spec: a new spec rewrites them all.
         respec = content.spec != current.spec
+        old_source = current.source_text  # where the rows say their contents are, until now
         for name, value in _content_fields(content).items():
             setattr(current, name, value)
         changed += list(_content_fields(content))
         old_messages = current.stored_messages() if stored is None else stored
         _replace_messages(
-            current.pk, content.spec, [] if respec else old_messages, content.canonical.messages
+            current.pk,
+            content.spec,
+            old_messages,
+            content.canonical.messages,
+            respec=respec,
+            old_source=old_source,
+            new_source=content.source_text,
         )
         # Message and span annotations follow their messages (or are flagged, never lost).
         follow_edit(current.pk, old_messages, content.canonical.messages, content.spec)

@@ -25,7 +25,7 @@ def content_of(transcript: Transcript) -> tuple:
         transcript.status,
         transcript.version,
         transcript.deleted_at,
-        list(transcript.messages.values_list("index", "role", "content")),
+        [(m.index, m.role, m.content) for m in transcript.messages.order_by("index")],
         list(transcript.revisions.values_list("number", "note")),
     )
 

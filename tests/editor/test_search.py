@@ -256,7 +256,7 @@ def test_a_new_spec_recomputes_what_the_end_user_sees(dataset, annotator):
 
 def test_every_message_written_is_in_the_search_index_once(dataset, annotator):
     """Messages enter the index where storage inserts them (one statement per insert, on
-    SQLite), and the update and delete triggers take them out: after creating, editing one
+    SQLite), and storage takes them out as it changes them: after creating, editing one
     message, inserting and removing messages and deleting a transcript for good, the index
     holds each stored message once and finds it by its words."""
     from django.db import connection
@@ -304,23 +304,39 @@ def test_every_message_written_is_in_the_search_index_once(dataset, annotator):
             cursor.execute("DROP TABLE temp.search_tokens")
         assert len(tokens) == len(set(tokens))
         indexed = {doc for doc, _, _, _ in tokens}
-        assert indexed == set(Message.objects.exclude(content="").values_list("pk", flat=True))
+        with_text = {m.pk for m in Message.objects.select_related("transcript") if m.content}
+        assert indexed == with_text
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_search_table_made_again_finds_every_message(searchable, annotator):
-    """Back to the table with token positions (migration 0020) and forward again: the table
-    is filled from the message rows, and the triggers still take edited messages out."""
+    """Back to the table with token positions (migration 0020) and forward again: the
+    contents the rows said where to find are put back into them (0026 backwards) and found
+    again (0026 forwards), the table is filled from the rows, and edits still take the old
+    words out."""
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
+    contents = {m.pk: m.content for m in Message.objects.select_related("transcript")}
+    spanned = set(Message.objects.filter(content_start__isnull=False).values_list("pk", flat=True))
+    assert spanned or connection.vendor != "sqlite"
     executor = MigrationExecutor(connection)
     executor.migrate([("editor", "0020_fewer_indexes")])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, content FROM editor_message")
+        assert dict(cursor.fetchall()) == contents
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
+    # Forward again, the rows found in their source texts say where (0026 forwards).
+    assert {m.pk: m.content for m in Message.objects.select_related("transcript")} == contents
+    again = set(Message.objects.filter(content_start__isnull=False).values_list("pk", flat=True))
+    assert again == spanned
     assert found("harbour", search_hidden=False) == {"visible", "hidden"}
     assert found("zephyr", search_hidden=True) == {"hidden"}
     assert found("zephyr", search_hidden=False) == set()
-    Message.objects.filter(content__contains="zephyr").update(content="Codeword okapi.")
+    hidden = Transcript.objects.get(pk=searchable["hidden"].pk)
+    messages = hidden.canonical().messages
+    messages[0].content = "Codeword okapi."
+    save_transcript(hidden, expected_version=hidden.version, author=annotator, messages=messages)
     assert found("zephyr", search_hidden=True) == set()
     assert found("okapi", search_hidden=True) == {"hidden"}

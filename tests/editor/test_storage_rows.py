@@ -42,7 +42,8 @@ MESSAGES = [
 
 
 def test_every_canonical_field_is_written():
-    assert set(Message.CANONICAL_FIELDS) <= set(MESSAGE_COLUMNS)
+    # The content as stored: the text, or where it is in the source text (editor.message_text).
+    assert set(Message.STORED_FIELDS) <= set(MESSAGE_COLUMNS)
 
 
 def test_rows_hold_what_the_orm_would_store(dataset, curator):
@@ -144,7 +145,7 @@ def test_many_rows_a_statement_keep_their_order_and_ids(
     assert [Transcript.objects.get(pk=t.pk).title for t in made] == [f"T{n}" for n in range(7)]
     assert len({t.pk for t in made}) == 7
     for n, transcript in enumerate(made):
-        contents = list(transcript.messages.order_by("index").values_list("content", flat=True))
+        contents = [m.content for m in transcript.messages.order_by("index")]
         assert contents == [f"word{n} tide{n % 3}"] * (n % 4)
     # Every message is in the search index, the last statement's too.
     for word, titles in (("word6", ["T6"]), ("tide2", ["T2", "T5"])):
@@ -176,7 +177,7 @@ def test_a_row_the_database_refuses_is_djangos_error_and_writes_nothing(dataset,
         formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
     )
     [made] = create_transcripts(dataset, [NewTranscript(content, title="a")], author=curator)
-    row = (made.pk, 0, "user", "again", *[None] * 8, {}, None)  # index 0 is taken
+    row = (made.pk, 0, "user", "again", *[None] * 11, {}, None)  # index 0 is taken
     assert len(row) == len(MESSAGE_COLUMNS)
     with pytest.raises(IntegrityError), transaction.atomic():
         storage._insert_rows(Message, MESSAGE_COLUMNS, [row])

@@ -1,0 +1,134 @@
+"""SQLite's search index (the FTS5 table ``editor_message_search``), kept by
+``editor.storage`` as it writes message rows.
+
+The table keeps no text (``content=''``): a row is taken out with a ``delete`` command that
+repeats the texts it was put in with, exactly. Message rows may not hold their text either
+(``editor.message_text``), so no trigger can: storage passes the texts, which it has, and a transcript
+deleted for good takes its messages out first (``connect``). A row left in the index after
+its message is gone (rows deleted by raw SQL) would find nothing: message ids are never reused
+(AUTOINCREMENT) and every search goes through the message rows. PostgreSQL's search is GIN
+indexes over the message rows, kept by the database.
+
+Each message is in the index as two texts: what the end user sees of it, and the whole
+content when that is not all of it (``Message.end_user_text``; migration 0010).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from itertools import islice
+
+from django.db import connections
+from django.db.models.signals import pre_delete
+
+ROWS_PER_STATEMENT = 500
+TABLE = "editor_message_search"
+
+
+def texts(content: str, end_user_text: str | None) -> tuple[str, str]:
+    """The two texts a message is indexed with."""
+    if end_user_text is None:
+        return content, ""
+    return end_user_text, content
+
+
+def searched_text(content: str, end_user_text: str | None, search_hidden: bool) -> str:
+    """What a search looks into in a message (``MessageQuerySet.containing``)."""
+    return content if search_hidden or end_user_text is None else end_user_text
+
+
+def add(connection, messages: Iterable[tuple[int, str, str | None]]) -> None:
+    """Index ``(message id, content, end_user_text)`` rows."""
+    _write(connection, f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text) VALUES ", messages)
+
+
+def remove(connection, messages: Iterable[tuple[int, str, str | None]]) -> None:
+    """Take ``(message id, content, end_user_text)`` rows out, as they were indexed."""
+    _write(
+        connection,
+        f"INSERT INTO {TABLE}({TABLE}, rowid, end_user_text, hidden_text) VALUES ",
+        messages,
+        command="delete",
+    )
+
+
+def remove_stored(connection, transcript_id: int, contents: dict[int, str]) -> None:
+    """Take out the messages of ``transcript_id`` at the indexes of ``contents``, whose content
+    is (or was) ``contents[index]``: their rows are not read (an edit reads no message row;
+    tests/api/test_read_caches.py), the SQL pairs each with its ``end_user_text``."""
+    _write_stored(
+        connection,
+        f"INSERT INTO {TABLE}({TABLE}, rowid, end_user_text, hidden_text) SELECT 'delete', ",
+        transcript_id,
+        contents,
+    )
+
+
+def add_stored(connection, transcript_id: int, contents: dict[int, str]) -> None:
+    """Index the messages of ``transcript_id`` at the indexes of ``contents`` (their content),
+    as ``remove_stored`` takes them out."""
+    _write_stored(
+        connection,
+        f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text) SELECT ",
+        transcript_id,
+        contents,
+    )
+
+
+def connect() -> None:
+    """Take a transcript's messages out of the index when it is deleted for good (the admin,
+    a dataset deleted; the app itself only soft-deletes)."""
+    from editor.models import Transcript
+
+    pre_delete.connect(_transcript_deleted, sender=Transcript, dispatch_uid="search-index")
+
+
+def _transcript_deleted(sender, instance, using, **kwargs) -> None:
+    from editor.models import Message
+
+    connection = connections[using]
+    if connection.vendor != "sqlite":
+        return
+    rows = (
+        Message.objects.using(using)
+        .filter(transcript=instance)
+        .values_list("pk", "end_user_text", *Message.STORED_FIELDS)
+    )
+    remove(
+        connection,
+        (
+            (pk, Message.canonical_of(stored, instance).content or "", end_user_text)
+            for pk, end_user_text, *stored in rows
+        ),
+    )
+
+
+def _write_stored(connection, head: str, transcript_id: int, contents: dict[int, str]) -> None:
+    if not contents:
+        return
+    # texts() in SQL, with each content from the JSON list of [index, content] pairs.
+    sql = head + (
+        "message.id, COALESCE(message.end_user_text, pair.value ->> 1),"
+        " CASE WHEN message.end_user_text IS NULL THEN '' ELSE pair.value ->> 1 END"
+        " FROM json_each(%s) AS pair JOIN editor_message AS message"
+        ' ON message.transcript_id = %s AND message."index" = pair.value ->> 0'
+        " WHERE pair.value ->> 1 != '' OR COALESCE(message.end_user_text, '') != ''"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [json.dumps(list(contents.items())), transcript_id])
+
+
+def _write(connection, head: str, messages, command: str | None = None) -> None:
+    columns = 3 if command is None else 4
+    rows = (
+        (*([command] if command else []), pk, *texts(content, end_user_text))
+        for pk, content, end_user_text in messages
+        if content or end_user_text  # a message without text has no token to index
+    )
+    row_sql = "(" + ", ".join(["%s"] * columns) + ")"
+    with connection.cursor() as cursor:
+        while batch := list(islice(rows, ROWS_PER_STATEMENT)):
+            cursor.execute(
+                head + ", ".join([row_sql] * len(batch)), [value for row in batch for value in row]
+            )
