@@ -71,13 +71,13 @@ def _edits(dataset, connection) -> None:
     from editor.storage import save_transcript
 
     transcripts = list(Transcript.objects.filter(dataset=dataset).order_by("pk")[:EDITS])
-    before = _stored_size(connection)
+    before = _stored_size(connection, used=True)
     started = time.perf_counter()
     for transcript in transcripts:
         edited = transcript.source_text.replace("tides", "waves", 1)
         save_transcript(transcript, expected_version=transcript.version, author=None, text=edited)
     seconds = time.perf_counter() - started
-    added = _stored_size(connection) - before
+    added = _stored_size(connection, used=True) - before
     print(
         f"  {f'{EDITS:,} edits (a word each)':34} {seconds:6.2f} s  {EDITS / seconds:8.0f} edits/s"
         f"  stored size +{added / 1e6:.2f} MB ({added / EDITS:,.0f} bytes an edit)",
@@ -118,14 +118,19 @@ def _footprint(connection, jsonl_size: int) -> None:
     )
 
 
-def _stored_size(connection) -> int:
-    """SQLite's pages (free ones included), or PostgreSQL's tables with their TOAST and
+def _stored_size(connection, used: bool = False) -> int:
+    """SQLite's pages (free ones included, unless ``used``: edits fill the pages an import
+    left free before they grow the file), or PostgreSQL's tables with their TOAST and
     indexes. Not PostgreSQL's whole database: its system catalogs are 7.5 MB in an empty
     one, the same whatever is stored."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            cursor.execute("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")
+            pages = "page_count - freelist_count" if used else "page_count"
+            cursor.execute(
+                f"SELECT ({pages}) * page_size"
+                " FROM pragma_page_count, pragma_freelist_count, pragma_page_size"
+            )
         else:
             cursor.execute(
                 "SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c"

@@ -15,6 +15,7 @@ value in SQLite) reads back as the text it is.
 
 from __future__ import annotations
 
+import codecs
 import json
 import threading
 
@@ -59,6 +60,26 @@ def unpack(stored: bytes | memoryview | str) -> str:
     if stored.startswith(ZSTD_MAGIC):
         stored = _contexts()[1].decompress(stored)
     return stored.decode("utf-8", "surrogatepass")
+
+
+def unpack_prefix(stored: bytes | memoryview | str, characters: int) -> str:
+    """At least the first ``characters`` characters of a stored value's text (all of it when
+    it is shorter), decompressing no further than they need: a message near the start of a
+    long transcript (a search's snippet) without the megabytes after it."""
+    if isinstance(stored, str):
+        return stored
+    wanted = characters * 4  # a character takes at most 4 bytes in UTF-8
+    if bytes(stored[:4]) == ZSTD_MAGIC:
+        with _contexts()[1].stream_reader(bytes(stored)) as frame:
+            chunks = []
+            while wanted > 0 and (chunk := frame.read(wanted)):
+                chunks.append(chunk)
+                wanted -= len(chunk)
+        raw = b"".join(chunks)
+    else:
+        raw = bytes(stored[:wanted])
+    # Not final: a character cut in two at the end is left out rather than an error.
+    return codecs.getincrementaldecoder("utf-8")("surrogatepass").decode(raw)
 
 
 class _CompressedField(models.Field):

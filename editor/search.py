@@ -10,13 +10,15 @@ from collections.abc import Iterable
 
 from django.core.paginator import Page, Paginator
 from django.db import connections
-from django.db.models import F, OuterRef, Subquery, Window
-from django.db.models.functions import RowNumber
+from django.db.models import BinaryField, Case, F, OuterRef, Subquery, When, Window
+from django.db.models.functions import Cast, RowNumber
 from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from editor import search_index
+from editor.compressed import unpack_prefix
+from editor.message_text import content_at
 from editor.models import (
     SEARCH_WORD_CHARACTER,
     Message,
@@ -242,32 +244,31 @@ def _first_hits(matches, hit: re.Pattern, search_hidden: bool) -> dict[int, str]
     return _snippets_of(firsts, hit, search_hidden)
 
 
-# What a snippet is made from: the searched text of a message (editor.search_index).
-SNIPPET_FIELDS = (
-    "transcript__source_text",
-    "stored_content",
-    "content_start",
-    "content_end",
-    "content_escaped",
-    "end_user_text",
-)
-
-
 def _snippets_of(message_ids, hit: re.Pattern, search_hidden: bool) -> dict[int, str]:
     """``{transcript id: snippet}`` of the messages ``message_ids`` (a subquery: one query in
-    all), from the text that was searched in each. A message's content may be in its
-    transcript's source text (``editor.message_text``), read with it."""
-    messages = (
-        Message.objects.filter(pk__in=message_ids)
-        .select_related("transcript")
-        .only(*SNIPPET_FIELDS)
+    all), from the text that was searched in each. A content the row says where to find in
+    its transcript's source text (``editor.message_text``) is read from as much of that text
+    as it needs: a snippet of a 10,000-message transcript does not decompress all of it."""
+    rows = Message.objects.filter(pk__in=message_ids).values_list(
+        "transcript_id",
+        "end_user_text",
+        "stored_content",
+        "content_start",
+        "content_end",
+        "content_escaped",
+        Case(
+            When(content_start__isnull=False, then=Cast("transcript__source_text", BinaryField())),
+            default=None,
+        ),
     )
-    return {
-        message.transcript_id: _snippet(
-            search_index.searched_text(message.content, message.end_user_text, search_hidden), hit
+    snippets = {}
+    for transcript_id, end_user_text, stored, start, end, escaped, source in rows:
+        content = (
+            stored if start is None else content_at(unpack_prefix(source, end), start, end, escaped)
         )
-        for message in messages
-    }
+        text = search_index.searched_text(content, end_user_text, search_hidden)
+        snippets[transcript_id] = _snippet(text, hit)
+    return snippets
 
 
 def _hit_pattern(query: str) -> re.Pattern | None:

