@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin
+from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -100,8 +101,18 @@ class DatasetEditAdmin(ViewOnly, admin.ModelAdmin):
     list_select_related = ["dataset", "actor"]
 
 
+class MessageFormSet(BaseInlineFormSet):
+    def _construct_form(self, i, **kwargs):
+        form = super()._construct_form(i, **kwargs)
+        # A message's content may be read from its transcript's source text
+        # (editor.message_text): the transcript shown, not one fetched again for each row.
+        form.instance.transcript = self.instance
+        return form
+
+
 class MessageInline(ViewOnly, admin.TabularInline):
     model = Message
+    formset = MessageFormSet
     extra = 0
     fields = ["index", "role", "channel", "recipient", "name", "call_id", "end", "content"]
     readonly_fields = fields

@@ -2,8 +2,12 @@
 change goes through editor.storage (version check, revision, soft delete)."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
+from editor import formats
 from editor.models import Dataset, Message, Revision, Transcript
 from editor.storage import create_transcript
 
@@ -54,6 +58,27 @@ def test_messages_are_listed_read_only_on_the_transcript_page(admin_client, tran
     ).content.decode()
     assert "Question 0?" in html
     assert 'name="messages-0-content"' not in html and "<textarea" not in html
+
+
+def test_the_transcript_page_reads_the_transcript_once_however_many_messages(
+    admin_client, dataset, curator
+):
+    """Contents read from the source text (editor.message_text) come from the transcript
+    shown, not from a query (and a decompression) for each message row."""
+    messages = [
+        formats.Message(role="user", content=f"Question {n}: where do the tides come from?")
+        for n in range(40)
+    ]
+    text = formats.serialize(formats.Transcript(spec="openchatml-2.2", messages=messages))
+    transcript = create_transcript(dataset, text=text, author=curator)
+    with CaptureQueriesContext(connection) as queries:
+        html = admin_client.get(
+            reverse("admin:editor_transcript_change", args=[transcript.pk])
+        ).content.decode()
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "editor_transcript"' in q["sql"]]
+    assert len(reads) <= 2, reads
+    for message in transcript.canonical().messages:
+        assert escape(message.content) in html
 
 
 @pytest.mark.parametrize("model", ["transcript", "revision"])
