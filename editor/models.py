@@ -948,8 +948,8 @@ class Message(models.Model):
     index = models.PositiveIntegerField()
     role = models.CharField(max_length=SHORT_FIELD_LENGTH)
     # The content, or "" where the row says where it is in the transcript's source text
-    # instead (``content_start`` … ``content_end``: ``editor.message_text``; on SQLite, whose
-    # search index keeps no text). Read ``content``, which is the text either way.
+    # instead (``content_start`` … ``content_end``: ``editor.message_text``; on SQLite only,
+    # PostgreSQL's search indexes read this column). Read ``content``: the text either way.
     stored_content = models.TextField(blank=True, db_column="content")
     content_start = models.PositiveIntegerField(null=True, blank=True)
     content_end = models.PositiveIntegerField(null=True, blank=True)

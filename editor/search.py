@@ -261,14 +261,14 @@ def _snippets_of(message_ids, hit: re.Pattern, search_hidden: bool) -> dict[int,
             default=None,
         ),
     )
-    snippets = {}
+    found = {}
     for transcript_id, end_user_text, stored, start, end, escaped, source in rows:
         content = (
             stored if start is None else content_at(unpack_prefix(source, end), start, end, escaped)
         )
         text = search_index.searched_text(content, end_user_text, search_hidden)
-        snippets[transcript_id] = _snippet(text, hit)
-    return snippets
+        found[transcript_id] = _snippet(text, hit)
+    return found
 
 
 def _hit_pattern(query: str) -> re.Pattern | None:

@@ -3,11 +3,11 @@
 
 The table keeps no text (``content=''``): a row is taken out with a ``delete`` command that
 repeats the texts it was put in with, exactly. Message rows may not hold their text either
-(``editor.message_text``), so no trigger can: storage passes the texts, which it has, and a transcript
-deleted for good takes its messages out first (``connect``). A row left in the index after
-its message is gone (rows deleted by raw SQL) would find nothing: message ids are never reused
-(AUTOINCREMENT) and every search goes through the message rows. PostgreSQL's search is GIN
-indexes over the message rows, kept by the database.
+(``editor.message_text``), so no trigger can: storage passes the texts, which it has, and a
+transcript deleted for good takes its messages out first (``connect``). A row left in the
+index after its message is gone (rows deleted by raw SQL) would find nothing: message ids are
+never reused (AUTOINCREMENT) and every search goes through the message rows. PostgreSQL's
+search is GIN indexes over the message rows, kept by the database.
 
 Each message is in the index as two texts: what the end user sees of it, and the whole
 content when that is not all of it (``Message.end_user_text``; migration 0010).
