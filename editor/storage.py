@@ -1049,12 +1049,19 @@ def _move_spans(
         ).exclude(index__in=rewritten).update(
             content_start=F("content_start") + shift, content_end=F("content_end") + shift
         )
-    # Found again last: their new spans are not to be shifted.
-    for index in crossing:
-        content = old[index].content or ""
-        (span,) = locate(new_source, [content])
-        Message.objects.filter(transcript_id=transcript_id, index=index).update(
-            **_stored_content(content, span)
+    # Found again last (their new spans are not to be shifted), in order, in one pass over the
+    # new text and one statement: a document written afresh has every row across the stretch.
+    crossing.sort()
+    contents = [old[index].content or "" for index in crossing]
+    spans = locate(new_source, contents)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE editor_message SET content = %s, content_start = %s, content_end = %s,"
+            ' content_escaped = %s WHERE transcript_id = %s AND "index" = %s',
+            [
+                (*_content_values(content, span), transcript_id, index)
+                for index, content, span in zip(crossing, contents, spans, strict=True)
+            ],
         )
 
 

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from editor import formats
 from editor.message_text import MIN_SPANNED_LENGTH, Span, content_at, locate
@@ -220,4 +221,25 @@ def test_converting_to_another_spec_rewrites_every_row(dataset, curator):
     )
     assert saved.spec == "openai-messages"
     assert [m.content for m in _messages(saved)] == [LONG, f"Yes, {LONG}"]
+    assert_search_index_matches_the_rows()
+
+
+@pytest.mark.django_db
+def test_a_document_written_afresh_moves_its_rows_in_a_few_statements(dataset, curator):
+    """Editing one message of a JSON document whose tools follow its messages writes it afresh
+    (tools first): every other row's span crosses the changed stretch. They are found again
+    in one pass and one statement, not a search of the whole text and an UPDATE each."""
+    messages = [{"role": "user", "content": f"Message {n}: {LONG}"} for n in range(60)]
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    text = json.dumps({"messages": messages, "tools": tools})
+    transcript = create_transcript(dataset, text=text, spec="openai-messages", author=curator)
+    wanted = _edited(_messages(transcript), 0, "The first message, edited at length.")
+    with CaptureQueriesContext(connection) as queries:
+        saved = save_transcript(
+            transcript, expected_version=transcript.version, author=curator, messages=wanted
+        )
+    assert Transcript.all_objects.get(pk=saved.pk).source_text.startswith('{"tools"')
+    assert _messages(saved) == wanted
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    assert len(updates) < 10, len(updates)
     assert_search_index_matches_the_rows()
