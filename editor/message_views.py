@@ -67,6 +67,9 @@ def int_param(value, default: int | None = None) -> int | None:
         return default
 
 
+RECENT_REVISIONS = 10
+
+
 def transcript_context(request, transcript: Transcript, audience: str) -> dict:
     allowed = transcript.dataset.audiences_for(request.user)
     return {
@@ -84,6 +87,8 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
         "diagnostics": ordered_diagnostics(transcript.diagnostics)
         if FULL_CONTENT in allowed
         else [],
+        # lazy: read only by the responses that show the History panel
+        "revisions": Revision.objects.for_transcript(transcript)[:RECENT_REVISIONS],
     }
 
 
@@ -98,7 +103,6 @@ def transcript_detail(request, pk):
     transcript = _transcript(request, pk)
     audience = request.GET.get("audience", END_USER_AUDIENCE)
     context = transcript_context(request, transcript, audience)
-    context["revisions"] = Revision.objects.for_transcript(transcript)[:10]
     status = 200
     if audience not in ALL_AUDIENCES:
         context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")

@@ -150,6 +150,8 @@ def test_save_answers_the_message_the_diagnostics_and_the_version(as_annotator, 
     assert html.lstrip().startswith('<article id="message-7"')
     assert 'id="diagnostics"' in html and 'hx-swap-oob="true"' in html
     assert 'id="transcript-version" name="version" value="2"' in html
+    history = html[html.index('<section class="card" id="revisions" hx-swap-oob="true">') :]
+    assert 'data-revision="2"' in history  # the History panel lists the new revision at once
     saved = stored(weather)
     assert saved.version == 2
     assert saved.canonical().messages[7].content == "Sunny."
@@ -283,6 +285,9 @@ def test_insert_move_duplicate_delete_and_undo(as_annotator, weather):
     as_annotator.post(url(weather, "undo/"), {"version": 5, "revision": 4}, headers=HX)
     assert len(stored(weather).canonical().messages) == 10
     assert stored(weather).version == 6
+    undone = as_annotator.post(url(weather, "undo/"), {"version": 6, "revision": 1}, headers=HX)
+    history = undone.content.decode().split('id="revisions" hx-swap-oob="true"')[1]
+    assert 'data-revision="7"' in history and "undo: back to revision 1" in history
 
 
 def test_a_structural_change_on_a_stale_page_changes_nothing_and_says_so(
