@@ -226,17 +226,20 @@ def test_converting_to_another_spec_rewrites_every_row(dataset, curator):
 
 @pytest.mark.django_db
 def test_a_document_written_afresh_moves_its_rows_in_a_few_statements(dataset, curator):
-    """Editing one message of a JSON document whose tools follow its messages writes it afresh
-    (tools first): every other row's span crosses the changed stretch. They are found again
-    in one pass and one statement, not a search of the whole text and an UPDATE each."""
+    """Editing the tools of a JSON document whose tools follow its messages, and one message,
+    writes it afresh (tools first): every other row's span crosses the changed stretch. They
+    are found again in one pass and one statement, not a search of the whole text and an
+    UPDATE each."""
     messages = [{"role": "user", "content": f"Message {n}: {LONG}"} for n in range(60)]
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
     text = json.dumps({"messages": messages, "tools": tools})
     transcript = create_transcript(dataset, text=text, spec="openai-messages", author=curator)
     wanted = _edited(_messages(transcript), 0, "The first message, edited at length.")
+    tools[0]["function"]["name"] = "get_forecast"
+    edited = formats.Transcript(spec="openai-messages", messages=wanted, attrs={"tools": tools})
     with CaptureQueriesContext(connection) as queries:
         saved = save_transcript(
-            transcript, expected_version=transcript.version, author=curator, messages=wanted
+            transcript, expected_version=transcript.version, author=curator, canonical=edited
         )
     assert Transcript.all_objects.get(pk=saved.pk).source_text.startswith('{"tools"')
     assert _messages(saved) == wanted

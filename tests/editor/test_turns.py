@@ -411,8 +411,9 @@ def test_the_files_own_messages_win_over_how_the_serializer_would_group_them():
     assert [turn.indices for turn in display_turns(canonical, rendered)] == [[0], [1, 2]]
 
 
-def test_an_edited_message_does_not_inherit_the_grouping_of_the_source_it_carries():
+def test_an_edited_message_stays_in_the_file_message_it_was_read_from():
     transcript = parsed(SPLIT_BY_THE_AUTHOR, "openai-messages")
-    transcript.messages[1].content = "Edited."  # keeps its source, no longer what it describes
+    transcript.messages[1].content = "Edited."  # keeps its source: the item it was read from
     turns = display_turns(transcript, render(transcript, ANNOTATOR))
-    assert [turn.indices for turn in turns] == [[0], [1, 2]]  # as the file will be written
+    assert [turn.indices for turn in turns] == [[0], [1], [2]]
+    assert len(json.loads(formats.serialize(transcript))) == 3  # as the file will be written

@@ -60,11 +60,17 @@ def test_json_error_position_is_the_decoders():
 def test_edited_document_keeps_indentation_and_non_ascii():
     text = '[\n    {"role": "user", "content": "héllo"}\n]'
     transcript, _ = parse(text, "openai-messages")
-    transcript.messages[0].content = "wörld"
-    assert (
-        formats.serialize(transcript)
-        == '[\n    {\n        "role": "user",\n        "content": "wörld"\n    }\n]'
+    transcript.messages.append(formats.Message(role="assistant", content="ça va"))
+    transcript.attrs["model"] = "m"  # a document key edited: the document is written afresh
+    assert formats.serialize(transcript) == (
+        '{\n    "model": "m",\n    "messages": [\n        {\n            "role": "user",\n'
+        '            "content": "héllo"\n        },\n        {\n            "role": "assistant",'
+        '\n            "content": "ça va"\n        }\n    ]\n}'
     )
+
+    transcript, _ = parse(text, "openai-messages")
+    transcript.messages[0].content = "wörld"
+    assert formats.serialize(transcript) == '[\n    {"role": "user", "content": "wörld"}\n]'
 
 
 # --- OpenAI ----------------------------------------------------------------------------------

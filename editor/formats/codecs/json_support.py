@@ -35,6 +35,7 @@ CURLY_QUOTES = "\u201c\u201d"
 # or a raw control character (only meaningful inside strings).
 REPAIR_RE = re.compile(r'\\.|["\u201c\u201d,\]}\x00-\x1f]', re.DOTALL)
 CLOSERS = frozenset(",:]}")
+INVALID_JSON = "E-PARSE-JSON"
 
 
 @dataclass(slots=True)
@@ -233,7 +234,7 @@ def _load_repaired(
             nodes = None
     fix = Fix(f"Repair the JSON: {', '.join(kinds)}", tuple(edits)) if nodes is not None else None
     hint = f" ({fix.title[0].lower()}{fix.title[1:]})" if fix is not None else ""
-    sink.add("E-PARSE-JSON", err.pos, f"Invalid JSON: {err.msg}{hint}", fix=fix)
+    sink.add(INVALID_JSON, err.pos, f"Invalid JSON: {err.msg}{hint}", fix=fix)
     return nodes
 
 
@@ -299,15 +300,116 @@ def detect_indent(text: str) -> int | str | None:
 DEFAULT_INDENT = 2
 
 
-def remember(transcript: Transcript, text: str, located: bool = True, **extra: Any) -> None:
-    """Keep what a JSON serializer needs to give back ``text`` unchanged. A document read
-    without positions keeps only how it was written: its messages have no source
-    (``stamped``), so it is never given back as it was."""
+def remember(
+    transcript: Transcript,
+    text: str,
+    located: bool = True,
+    array: Node | None = None,
+    sink: Diagnostics | None = None,
+    **extra: Any,
+) -> None:
+    """Keep what a JSON serializer needs to give back ``text`` unchanged, and (given the
+    message ``array`` and the ``sink`` it was read with) to write an edited document with
+    only the edited items changed. A document read without positions keeps only how it was
+    written: its messages have no source (``stamped``), so it is never given back as it was.
+    Nor is a repaired one kept around an edit: its text is not JSON, its edit writes it anew."""
     transcript.layout.update(indent=detect_indent(text), **extra)
     if located:
         layout = transcript.layout
         layout["source"], layout["count"] = text, len(transcript.messages)
         layout["attrs"] = attrs_snapshot(transcript.attrs)
+        if array is not None and array.located and array.items and not _repaired(sink):
+            layout["array"] = _array_layout(text, array)
+
+
+def _repaired(sink: Diagnostics | None) -> bool:
+    return sink is None or any(d.code == INVALID_JSON for d in sink.items)
+
+
+def _array_layout(text: str, array: Node) -> tuple:
+    """Where a message array's items are written: the offsets just inside its brackets, the
+    space before the first item and after the last, what separates the first two, and how
+    the first is written (the ``json.dumps`` separators of an item on one line, else None)."""
+    items = array.items
+    inner_start, inner_end = array.start + 1, array.end - 1
+    lead = text[inner_start : items[0].start]
+    trail = text[items[-1].end : inner_end]
+    separator = text[items[0].end : items[1].start] if len(items) > 1 else None
+    first = text[items[0].start : items[0].end]
+    one_line = (
+        None if "\n" in first else (", " if ", " in first else ",", ": " if ": " in first else ":")
+    )
+    return inner_start, inner_end, lead, trail, separator, one_line
+
+
+def same_item(a: Message, b: Message, spec: str) -> bool:
+    """False when ``a`` and ``b`` were read from two items of a ``spec`` document: a writer
+    that groups messages into items keeps them in two, as they were written."""
+    first, second = a.source, b.source
+    if first is None or second is None or first.spec != spec or second.spec != spec:
+        return True
+    return first.start == second.start
+
+
+ITEM_SEPARATOR = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
+
+
+def spliced(
+    transcript: Transcript, spec: str, items: list[tuple[Any, list[Message]]]
+) -> str | None:
+    """The parsed text with only the edited items of its message array written afresh, or
+    None when the document cannot be kept around them (not parsed with positions, its other
+    keys edited, an empty array).
+
+    ``items`` are the array's items as the serializer would write them, each with the
+    messages it holds. An item is kept as it was written when all its messages are unchanged
+    and come from one item of the source that decodes to the same value (a message taken out
+    of a JSON message that held several makes it differ). Kept neighbours keep what separated
+    them; every other item is written as the first item was: on one line, or with the
+    document's indentation, one level in."""
+    layout = transcript.layout
+    array = layout.get("array")
+    if array is None or layout.get("attrs") != attrs_snapshot(transcript.attrs):
+        return None
+    source = layout["source"]
+    inner_start, inner_end, lead, trail, separator, one_line = array
+    item_indent = lead[lead.rfind("\n") + 1 :] if "\n" in lead else None
+    if separator is None:
+        separator = "," + lead if item_indent is not None else ", "
+    indent = layout.get("indent")
+    parts = [source[:inner_start], lead]
+    previous: tuple[int, int] | None = None
+    for number, (value, messages) in enumerate(items):
+        span = _kept_span(source, spec, value, messages)
+        if number:
+            between = source[previous[1] : span[0]] if previous and span else ""
+            parts.append(between if ITEM_SEPARATOR.fullmatch(between) else separator)
+        if span is not None:
+            parts.append(source[span[0] : span[1]])
+        elif one_line is not None:
+            parts.append(json.dumps(value, separators=one_line, ensure_ascii=False))
+        else:
+            written = json.dumps(value, indent=indent, ensure_ascii=False)
+            parts.append(written.replace("\n", "\n" + item_indent) if item_indent else written)
+        previous = span
+    parts += [trail, source[inner_end:]]
+    return "".join(parts)
+
+
+def _kept_span(
+    source: str, spec: str, value: Any, messages: list[Message]
+) -> tuple[int, int] | None:
+    """Where the item holding ``messages`` was written, when it can be written so again."""
+    spans = set()
+    for message in messages:
+        if not message.is_unchanged_from(spec):
+            return None
+        src = message.source
+        spans.add((src.start, src.start + src.end - src.begin))
+    if len(spans) != 1:
+        return None
+    (span,) = spans
+    return span if json.loads(source[span[0] : span[1]]) == value else None
 
 
 def attrs_snapshot(attrs: dict[str, Any]) -> str:

@@ -88,7 +88,7 @@ def read_openai(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> Tr
     for index, item in enumerate(array.items if array is not None else ()):
         read = openai_messages(item, index, calls, sink, functions)
         messages += [js.stamped(m, OPENAI, text, item) for m in read] if item.located else read
-    js.remember(transcript, text, nodes[0].located, key=key)
+    js.remember(transcript, text, nodes[0].located, array, sink, key=key)
     return transcript
 
 
@@ -263,7 +263,11 @@ def serialize_openai(transcript: Transcript) -> str:
     source = js.unchanged_source(transcript, OPENAI)
     if source is not None:
         return source
-    objects = [openai_object(group) for group in group_turns(transcript.messages)]
+    groups = group_turns(transcript.messages)
+    objects = [openai_object(group) for group in groups]
+    spliced = js.spliced(transcript, OPENAI, list(zip(objects, groups, strict=True)))
+    if spliced is not None:
+        return spliced
     return js.dumps(js.wrap(objects, transcript, "messages"), transcript)
 
 
@@ -275,13 +279,16 @@ def slot(message: Message) -> int:
 
 
 def group_turns(messages: list[Message]) -> list[list[Message]]:
-    """Runs of same-role messages that one JSON message holds (slots in increasing order)."""
+    """Runs of same-role messages that one JSON message holds (slots in increasing order),
+    never joining messages read from two JSON messages."""
     groups: list[list[Message]] = []
     for message in messages:
         if groups:
             last = groups[-1][-1]
-            if last.role == message.role and (
-                slot(last) < slot(message) or slot(last) == slot(message) == 2
+            if (
+                last.role == message.role
+                and (slot(last) < slot(message) or slot(last) == slot(message) == 2)
+                and js.same_item(last, message, OPENAI)
             ):
                 groups[-1].append(message)
                 continue
@@ -395,7 +402,7 @@ def read_sharegpt(text: str, nodes: list[js.Node] | None, sink: Diagnostics) -> 
         message = sharegpt_message(item, index, sink)
         if message is not None:
             transcript.messages.append(js.stamped(message, SHAREGPT, text, item))
-    js.remember(transcript, text, nodes[0].located, key=key)
+    js.remember(transcript, text, nodes[0].located, array, sink, key=key)
     return transcript
 
 
@@ -442,6 +449,11 @@ def serialize_sharegpt(transcript: Transcript) -> str:
         for key, value in (message.attrs.get(EXTRA) or {}).items():
             turn.setdefault(key, value)
         turns.append(turn)
+    spliced = js.spliced(
+        transcript, SHAREGPT, [(t, [m]) for t, m in zip(turns, transcript.messages, strict=True)]
+    )
+    if spliced is not None:
+        return spliced
     return js.dumps(js.wrap(turns, transcript, "conversations"), transcript)
 
 

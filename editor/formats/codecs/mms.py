@@ -100,7 +100,7 @@ def parse_json(text: str, sink: Diagnostics) -> Transcript:
             message = parse_json_message(item, index, sink)
             if message is not None:
                 transcript.messages.append(stamp_span(message, SPEC, text, item.start, item.end))
-    js.remember(transcript, text, key=key)
+    js.remember(transcript, text, array=None if key == SINGLE else array, sink=sink, key=key)
     return transcript
 
 
@@ -160,6 +160,11 @@ def serialize_json(transcript: Transcript) -> str:
     if source is not None:
         return source
     thread = [message_to_json(m) for m in transcript.messages]
+    spliced = js.spliced(
+        transcript, SPEC, [(t, [m]) for t, m in zip(thread, transcript.messages, strict=True)]
+    )
+    if spliced is not None:
+        return spliced
     if transcript.layout.get("key") == SINGLE and len(thread) == 1:
         return js.dumps(thread[0], transcript)
     return js.dumps(js.wrap(thread, transcript, "messages"), transcript)

@@ -52,6 +52,7 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
     if nodes is None:
         return transcript
     lines = len(nodes) > 1 or (isinstance(nodes[0].value, dict) and "role" in nodes[0].value)
+    array = None
     if lines:
         items, key = nodes, None
     else:
@@ -67,7 +68,7 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
             if variant == V20:
                 _pair(message, calls)
             transcript.messages.append(stamp(message, SPEC, node.start, raw))
-    js.remember(transcript, text, key=key, variant=variant, lines=lines)
+    js.remember(transcript, text, array=array, sink=sink, key=key, variant=variant, lines=lines)
     return transcript
 
 
@@ -197,24 +198,29 @@ def _plain_analysis(message: Message) -> bool:
     )
 
 
-def objects_22(messages: list[Message]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+Written = list[tuple[dict[str, Any], list[Message]]]  # each object with the messages it holds
+
+
+def objects_22(messages: list[Message]) -> Written:
+    out: Written = []
     thinking: Message | None = None
     for message in messages:
         # A channel-less object with "thinking" would read back as the 2.0 shape (content
         # as final), so thinking only folds into an object that states its channel.
         if thinking is not None and (
-            message.role != thinking.role or message.channel in (ANALYSIS, None)
+            message.role != thinking.role
+            or message.channel in (ANALYSIS, None)
+            or not js.same_item(thinking, message, SPEC)
         ):
-            out.append(object_22(thinking, None))
+            out.append((object_22(thinking, None), [thinking]))
             thinking = None
         if _plain_analysis(message) and thinking is None:
             thinking = message
             continue
-        out.append(object_22(message, thinking))
+        out.append((object_22(message, thinking), [thinking, message] if thinking else [message]))
         thinking = None
     if thinking is not None:
-        out.append(object_22(thinking, None))
+        out.append((object_22(thinking, None), [thinking]))
     return out
 
 
@@ -253,10 +259,14 @@ def _slot(message: Message) -> int:
     return 0 if message.channel == ANALYSIS else 1
 
 
-def objects_20(messages: list[Message]) -> list[dict[str, Any]]:
+def objects_20(messages: list[Message]) -> Written:
     groups: list[list[Message]] = []
     for message in messages:
-        if groups and groups[-1][-1].role == message.role == "assistant":
+        if (
+            groups
+            and groups[-1][-1].role == message.role == "assistant"
+            and js.same_item(groups[-1][-1], message, SPEC)
+        ):
             last = _slot(groups[-1][-1])
             if last < _slot(message) or last == _slot(message) == 2:
                 groups[-1].append(message)
@@ -286,7 +296,7 @@ def objects_20(messages: list[Message]) -> list[dict[str, Any]]:
                     obj["tool_call_id"] = message.call_id
         for key, value in (group[0].attrs.get(EXTRA) or {}).items():
             obj.setdefault(key, value)
-        out.append(obj)
+        out.append((obj, group))
     return out
 
 
@@ -296,7 +306,11 @@ def serialize(transcript: Transcript) -> str:
         return source
     layout = transcript.layout or {}
     variant = layout.get("variant", V22)
-    objects = objects_20(transcript.messages) if variant == V20 else objects_22(transcript.messages)
+    written = objects_20(transcript.messages) if variant == V20 else objects_22(transcript.messages)
+    spliced = js.spliced(transcript, SPEC, written)
+    if spliced is not None:
+        return spliced
+    objects = [obj for obj, _ in written]
     if layout.get("lines"):
         return "".join(js.json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
     return js.dumps(

@@ -1,0 +1,216 @@
+"""JSON documents after an edit: only the edited items of the message array change
+(docs/formats.md, "JSON formats")."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from editor import formats
+
+from .conftest import fixture_inputs, read_input
+
+SPLICED_SPECS = ("openai-messages", "sharegpt", "mms", "openchatml-json")
+CASES = [
+    (spec, path)
+    for spec, path in fixture_inputs("valid")
+    if spec in SPLICED_SPECS and path.suffix == ".json"
+]
+
+
+def parsed(text: str, spec: str) -> formats.Transcript:
+    transcript, diagnostics = formats.parse(text, spec=spec)
+    assert not formats.has_errors(diagnostics)
+    return transcript
+
+
+def item_span(message: formats.Message) -> tuple[int, int]:
+    source = message.source
+    return source.start, source.start + source.end - source.begin
+
+
+def written_anew(transcript: formats.Transcript) -> str:
+    """What the serializer writes for ``transcript`` without its layout: the whole document."""
+    return formats.serialize(formats.Transcript.from_dict(transcript.to_dict()))
+
+
+def written_through_an_edit(text: str, spec: str) -> str:
+    """``text`` parsed and written as an edited document is, with nothing edited."""
+    transcript = parsed(text, spec)
+    transcript.layout["count"] = None  # not given back whole: spliced
+    return formats.serialize(transcript)
+
+
+def edited_items():
+    for spec, path in CASES:
+        text = read_input(path)
+        transcript = parsed(text, spec)
+        if "array" not in transcript.layout:  # a lone MMS message: written anew
+            continue
+        # A fixture the writer gives back whole: each of its items is written as the writer
+        # would write it (others are written anew on the first edit; see the tests below).
+        stable = written_through_an_edit(text, spec) == text
+        for index, message in enumerate(transcript.messages):
+            if message.content:
+                yield pytest.param(spec, text, index, stable, id=f"{spec}/{path.name}#{index}")
+
+
+@pytest.mark.parametrize(("spec", "text", "index", "stable"), list(edited_items()))
+def test_an_edited_message_changes_only_its_item(spec, text, index, stable):
+    transcript = parsed(text, spec)
+    start, end = item_span(transcript.messages[index])
+    message = transcript.messages[index]
+    transcript.messages[index] = dataclasses.replace(message, content=message.content + " (ed)")
+
+    written = formats.serialize(transcript)
+
+    if stable:
+        assert written.startswith(text[:start]) and written.endswith(text[end:])
+    assert parsed(written, spec).messages == parsed(written_anew(transcript), spec).messages
+
+
+def test_every_json_spec_is_spliced_somewhere():
+    stable = {case.values[0] for case in edited_items() if case.values[3]}
+    assert stable == set(SPLICED_SPECS)
+
+
+def test_an_item_the_writer_writes_otherwise_is_written_anew_on_the_first_edit():
+    text = (
+        '[{"role": "user", "content": "hi"},\n'
+        ' {"role": "assistant", "channel": "analysis", "content": "think", "end": "end"},\n'
+        ' {"role": "assistant", "channel": "final", "content": "hello"}]'
+    )
+    transcript = parsed(text, "openchatml-json")
+    transcript.messages[0].content = "hey"
+    assert formats.serialize(transcript) == (
+        '[{"role": "user", "content": "hey"},\n'
+        ' {"role": "assistant", "channel": "analysis", "content": "think"},\n'
+        ' {"role": "assistant", "channel": "final", "content": "hello"}]'
+    )
+
+
+TOOLS_AFTER = """{
+  "messages": [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "reasoning_content": "Look it up.", "content": null,
+     "tool_calls": [
+       {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}},
+       {"id": "c2", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}
+     ]},
+    {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+    {"role": "tool", "tool_call_id": "c2", "content": "noon"},
+    {"role": "assistant",   "content": "It is 18C at noon."}
+  ],
+  "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}],
+  "model": "gpt-x"
+}
+"""
+
+
+def test_the_document_around_the_array_stays_as_written():
+    transcript = parsed(TOOLS_AFTER, "openai-messages")
+    transcript.messages[0].content = "Weather in Lyon?"
+    written = formats.serialize(transcript)
+    assert written == TOOLS_AFTER.replace("Paris?", "Lyon?")
+
+
+def test_a_call_taken_out_of_its_message_rewrites_that_item_alone():
+    transcript = parsed(TOOLS_AFTER, "openai-messages")
+    assert [m.recipient for m in transcript.messages[1:4]] == [
+        None,
+        "functions.get_weather",
+        "functions.get_time",
+    ]
+    del transcript.messages[5]  # the second call's reply
+    del transcript.messages[3]  # the second call
+    written = formats.serialize(transcript)
+    items = json.loads(written)["messages"]
+    assert [call["id"] for call in items[1]["tool_calls"]] == ["c1"]
+    assert '"tools": [{"type": "function"' in written  # still after the messages
+    for kept in (
+        '    {"role": "user", "content": "Weather in Paris?"},\n',
+        '    {"role": "tool", "tool_call_id": "c1", "content": "18C"},\n    {"role": "assistant",'
+        '   "content": "It is 18C at noon."}\n',
+    ):
+        assert kept in written
+    assert parsed(written, "openai-messages").messages == transcript.messages
+
+
+def test_new_and_moved_items_take_the_first_items_style():
+    text = '[\n\t{"role":"user","content":"a"},\n\t{"role":"assistant","content":"b"}\n]'
+    transcript = parsed(text, "openai-messages")
+    transcript.messages.insert(1, formats.Message(role="system", content="be brief"))
+    transcript.messages.reverse()
+    written = formats.serialize(transcript)
+    assert written == (
+        '[\n\t{"role":"assistant","content":"b"},\n\t{"role":"system","content":"be brief"},'
+        '\n\t{"role":"user","content":"a"}\n]'
+    )
+
+
+def test_an_item_written_over_several_lines_is_written_so_one_level_in():
+    text = '{\n    "conversations": [\n        {\n            "from": "human",\n            "value": "hi"\n        }\n    ]\n}'
+    transcript = parsed(text, "sharegpt")
+    transcript.messages.append(formats.Message(role="assistant", content="hello"))
+    written = formats.serialize(transcript)
+    assert written == (
+        '{\n    "conversations": [\n        {\n            "from": "human",\n            '
+        '"value": "hi"\n        },\n        {\n            "from": "gpt",\n            '
+        '"value": "hello"\n        }\n    ]\n}'
+    )
+
+
+def test_a_duplicated_message_repeats_its_item():
+    text = '[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]'
+    transcript = parsed(text, "openai-messages")
+    transcript.messages.insert(1, dataclasses.replace(transcript.messages[0]))
+    assert formats.serialize(transcript) == (
+        '[{"role": "user", "content": "a"}, {"role": "user", "content": "a"}, '
+        '{"role": "assistant", "content": "b"}]'
+    )
+
+
+def test_edited_document_keys_write_the_document_afresh():
+    transcript = parsed(TOOLS_AFTER, "openai-messages")
+    transcript.attrs["model"] = "gpt-y"
+    written = formats.serialize(transcript)
+    assert json.loads(written)["model"] == "gpt-y"
+    assert parsed(written, "openai-messages").messages == transcript.messages
+
+
+def test_a_repaired_document_is_written_afresh_as_json():
+    text = '[{"role": "user", "content": "a"}, {"role": "assistant", "content": "b",},]'
+    transcript, diagnostics = formats.parse(text, spec="openai-messages")
+    assert [d.code for d in diagnostics] == ["E-PARSE-JSON"]
+    transcript.messages[0].content = "c"
+    written = formats.serialize(transcript)
+    assert json.loads(written) == [
+        {"role": "user", "content": "c"},
+        {"role": "assistant", "content": "b"},
+    ]
+
+
+def test_every_message_removed_writes_an_empty_array_inside_the_document():
+    transcript = parsed(TOOLS_AFTER, "openai-messages")
+    transcript.messages.clear()
+    written = formats.serialize(transcript)
+    assert json.loads(written)["messages"] == []
+    assert written.index('"messages"') < written.index('"tools"')
+
+
+def test_messages_read_from_two_items_stay_in_two():
+    text = (
+        '[{"role": "user", "content": "Weather?"},\n'
+        ' {"role": "assistant", "content": "Let me look."},\n'
+        ' {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",'
+        ' "function": {"name": "get_weather", "arguments": "{}"}}]}]'
+    )
+    transcript = parsed(text, "openai-messages")
+    transcript.messages[0].content = "Weather in Oslo?"
+    assert formats.serialize(transcript) == text.replace("Weather?", "Weather in Oslo?")
+    transcript.messages[1].content = "Looking."
+    assert formats.serialize(transcript) == (
+        text.replace("Weather?", "Weather in Oslo?").replace("Let me look.", "Looking.")
+    )
