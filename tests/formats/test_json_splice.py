@@ -7,10 +7,14 @@ import dataclasses
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from editor import formats
+from tests.budget import examples
 
 from .conftest import fixture_inputs, read_input
+from .test_properties_json_and_v01 import mms_messages, openai_messages, plain
 
 SPLICED_SPECS = ("openai-messages", "sharegpt", "mms", "openchatml-json")
 CASES = [
@@ -39,7 +43,7 @@ def written_anew(transcript: formats.Transcript) -> str:
 def written_through_an_edit(text: str, spec: str) -> str:
     """``text`` parsed and written as an edited document is, with nothing edited."""
     transcript = parsed(text, spec)
-    transcript.layout["count"] = None  # not given back whole: spliced
+    transcript.layout["sources"] = ()  # not given back whole: spliced
     return formats.serialize(transcript)
 
 
@@ -214,3 +218,102 @@ def test_messages_read_from_two_items_stay_in_two():
     assert formats.serialize(transcript) == (
         text.replace("Weather?", "Weather in Oslo?").replace("Let me look.", "Looking.")
     )
+
+
+# --- any edits, by meaning -------------------------------------------------------------------
+
+SETTINGS = settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+edits = st.lists(
+    st.tuples(
+        st.sampled_from(["edit", "delete", "insert", "move", "duplicate"]),
+        st.integers(0, 20),
+        st.integers(0, 20),
+        plain,
+    ),
+    max_size=4,
+)
+
+
+def documents(messages_strategy, spec: str, key: str | None):
+    @st.composite
+    def build(draw):
+        written = formats.serialize(formats.Transcript(spec=spec, messages=draw(messages_strategy)))
+        value = json.loads(written)
+        if key is not None and isinstance(value, list) and draw(st.booleans()):
+            value = {key: value, "model": "m"} if draw(st.booleans()) else {"x": 1, key: value}
+        indent = draw(st.sampled_from([None, 2, "\t"]))
+        return json.dumps(value, indent=indent, ensure_ascii=draw(st.booleans()))
+
+    return build()
+
+
+def edited(transcript: formats.Transcript, operations) -> None:
+    """``operations`` applied as the editor applies them: an edited message keeps the source
+    of the one it replaces, an inserted one its neighbour's."""
+    messages = transcript.messages
+    for name, at, to, text in operations:
+        if not messages:
+            return
+        index, target = at % len(messages), to % len(messages)
+        if name == "edit":
+            messages[index] = dataclasses.replace(messages[index], content=text)
+        elif name == "delete":
+            del messages[index]
+        elif name == "insert":
+            new = formats.Message(role="user", content=text)
+            new.source = messages[index].source
+            messages.insert(index + 1, new)
+        elif name == "move":
+            messages.insert(target, messages.pop(index))
+        else:
+            messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
+
+
+@pytest.mark.parametrize(
+    ("spec", "strategy", "key"),
+    [
+        ("openai-messages", openai_messages(), "messages"),
+        ("mms", mms_messages(tokens=False), "messages"),
+        (
+            "sharegpt",
+            st.lists(
+                st.builds(
+                    formats.Message, role=st.sampled_from(["user", "assistant"]), content=plain
+                ),
+                min_size=1,
+                max_size=4,
+            ),
+            "conversations",
+        ),
+        (
+            "openchatml-json",
+            st.lists(
+                st.builds(
+                    formats.Message,
+                    role=st.sampled_from(["user", "assistant", "tool"]),
+                    channel=st.sampled_from([None, "analysis", "commentary", "final"]),
+                    content=plain,
+                    end=st.sampled_from([formats.END, formats.RETURN]),
+                ),
+                min_size=1,
+                max_size=4,
+            ),
+            "messages",
+        ),
+    ],
+)
+def test_any_edits_write_what_the_document_written_anew_says(spec, strategy, key):
+    @SETTINGS
+    @given(documents(strategy, spec, key), edits)
+    def check(text, operations):
+        transcript = parsed(text, spec)
+        edited(transcript, operations)
+        written = formats.serialize(transcript)
+        again, diagnostics = formats.parse(written, spec=spec)
+        assert not formats.has_errors(diagnostics), written
+        assert again.messages == parsed(written_anew(transcript), spec).messages
+        assert again.attrs == transcript.attrs
+
+    check()

@@ -316,7 +316,8 @@ def remember(
     transcript.layout.update(indent=detect_indent(text), **extra)
     if located:
         layout = transcript.layout
-        layout["source"], layout["count"] = text, len(transcript.messages)
+        layout["source"] = text
+        layout["sources"] = [message.source for message in transcript.messages]
         layout["attrs"] = attrs_snapshot(transcript.attrs)
         if array is not None and array.located and array.items and not _repaired(sink):
             layout["array"] = _array_layout(text, array)
@@ -420,14 +421,17 @@ def attrs_snapshot(attrs: dict[str, Any]) -> str:
 
 
 def unchanged_source(transcript: Transcript, spec: str) -> str | None:
-    """The parsed text when neither the messages nor the document attrs were edited."""
+    """The parsed text when neither the messages nor the document attrs were edited: the
+    messages read from it, in the order read (none moved, removed or repeated), unchanged."""
     layout = transcript.layout
-    source = layout.get("source")
+    source, sources = layout.get("source"), layout.get("sources")
+    messages = transcript.messages
     if (
         source is None
-        or layout.get("count") != len(transcript.messages)
+        or len(sources) != len(messages)
         or layout.get("attrs") != attrs_snapshot(transcript.attrs)
-        or not all(m.is_unchanged_from(spec) for m in transcript.messages)
+        or not all(m.source is read for m, read in zip(messages, sources, strict=True))
+        or not all(m.is_unchanged_from(spec) for m in messages)
     ):
         return None
     return source

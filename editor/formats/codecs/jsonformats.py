@@ -279,8 +279,9 @@ def slot(message: Message) -> int:
 
 
 def group_turns(messages: list[Message]) -> list[list[Message]]:
-    """Runs of same-role messages that one JSON message holds (slots in increasing order),
-    never joining messages read from two JSON messages."""
+    """Runs of same-role messages that one JSON message holds (slots in increasing order).
+    Messages read from two JSON messages stay in two, unless the first holds reasoning alone:
+    written alone, it would read back with an empty content message."""
     groups: list[list[Message]] = []
     for message in messages:
         if groups:
@@ -288,7 +289,7 @@ def group_turns(messages: list[Message]) -> list[list[Message]]:
             if (
                 last.role == message.role
                 and (slot(last) < slot(message) or slot(last) == slot(message) == 2)
-                and js.same_item(last, message, OPENAI)
+                and (slot(last) == 0 or js.same_item(last, message, OPENAI))
             ):
                 groups[-1].append(message)
                 continue

@@ -262,13 +262,11 @@ def _slot(message: Message) -> int:
 def objects_20(messages: list[Message]) -> Written:
     groups: list[list[Message]] = []
     for message in messages:
-        if (
-            groups
-            and groups[-1][-1].role == message.role == "assistant"
-            and js.same_item(groups[-1][-1], message, SPEC)
-        ):
+        if groups and groups[-1][-1].role == message.role == "assistant":
             last = _slot(groups[-1][-1])
-            if last < _slot(message) or last == _slot(message) == 2:
+            # As in Chat Completions: two objects stay two, unless the first thinks only.
+            apart = last != 0 and not js.same_item(groups[-1][-1], message, SPEC)
+            if (last < _slot(message) or last == _slot(message) == 2) and not apart:
                 groups[-1].append(message)
                 continue
         groups.append([message])
