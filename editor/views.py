@@ -238,8 +238,12 @@ def _left_dataset(request):
     return redirect("dashboard")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def member_add(request, slug):
+    """POST adds a member; GET (the URL typed or bookmarked) shows the members where they
+    are managed, on the dataset page."""
+    if request.method == "GET":
+        return redirect(reverse("dataset", args=[slug]) + "#members")
     username = request.POST.get("username", "").strip()
     role = request.POST.get("role", Role.VIEWER)
     return _change_members(

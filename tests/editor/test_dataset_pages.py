@@ -317,3 +317,13 @@ def test_outsiders_get_404_on_member_changes(client, outsider, dataset):
         == 404
     )
     assert client.post(f"/datasets/{dataset.slug}/members/viewer/remove/").status_code == 404
+
+
+def test_the_members_url_opened_shows_the_members_section(client, curator, outsider, dataset):
+    client.force_login(curator)
+    response = client.get(f"/datasets/{dataset.slug}/members/", follow=True)
+    assert response.redirect_chain == [(f"/datasets/{dataset.slug}/#members", 302)]
+    assert 'id="members"' in response.content.decode()
+    client.force_login(outsider)
+    response = client.get(f"/datasets/{dataset.slug}/members/", follow=True)
+    assert response.status_code == 404  # the dataset page decides, as for any other slug
