@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.urls import Resolver404, resolve, reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -89,7 +90,25 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
         else [],
         # lazy: read only by the responses that show the History panel
         "revisions": Revision.objects.for_transcript(transcript)[:RECENT_REVISIONS],
+        "page_panels": not _asked_from_a_workspace(request),
     }
+
+
+# Pages that show a transcript's messages without its status buttons and History panel.
+WORKSPACES = frozenset({"queue"})
+
+
+def _asked_from_a_workspace(request) -> bool:
+    """Whether the page asking (htmx names it in ``HX-Current-URL``) is a workspace: its
+    answers then leave out the transcript page's panels, which would find no place there
+    (htmx reports each as an error)."""
+    path = request.htmx.current_url_abs_path if request.htmx else None
+    if not path:
+        return False
+    try:
+        return resolve(urlsplit(path).path).url_name in WORKSPACES
+    except Resolver404:
+        return False
 
 
 # --- the page -------------------------------------------------------------------------------

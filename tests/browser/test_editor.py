@@ -53,29 +53,6 @@ def log_in(page, live_server, username="ann"):
     expect(page.get_by_test_id("current-user")).to_have_text(username)
 
 
-@pytest.fixture
-def console_errors(page):
-    """Script errors and htmx's own error reports (an answer that found no target, …); an
-    HTTP status such as a 409 or a 422 is an answer the page shows, not an error."""
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda m: (
-            errors.append(m.text)
-            if m.type == "error" and not m.text.startswith(NOT_ERRORS)
-            else None
-        ),
-    )
-    return errors
-
-
-# A live validation still in flight when the message is saved is aborted on purpose
-# (hx-sync); htmx logs every abort, and the afterRequest that comes with it, as an error.
-# A failed request still shows as htmx:sendError or htmx:responseError.
-NOT_ERRORS = ("Failed to load resource", "htmx:sendAbort", "htmx:afterRequest")
-
-
 def stored(transcript) -> Transcript:
     return Transcript.objects.get(pk=transcript.pk)
 

@@ -91,7 +91,7 @@ def log_in(page, live_server, username):
     expect(page.get_by_test_id("current-user")).to_have_text(username)
 
 
-def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
+def test_work_review_resubmit_and_count(page, live_server, queue, screenshot, console_errors):
     log_in(page, live_server, "ann")
     page.goto(f"{live_server.url}/queues/{queue.pk}/")
     page.locator('[data-action="start"]').click()
@@ -136,8 +136,8 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot):
     expect(page.locator('fieldset[data-question="kind"] .answer-status')).to_have_text("saved")
     page.keyboard.press("Control+Enter")
     expect(progress).to_have_text("2 / 3 done by you")
-    print("DBG", page.locator("#queue-workspace").inner_html()[:600])
     expect(page.locator("#queue-workspace")).to_contain_text("Nothing left to do")
+    assert console_errors == []  # every answer's parts found their place in the workspace
 
     log_in(page, live_server, "rev")
     page.goto(f"{live_server.url}/queues/{queue.pk}/review/")

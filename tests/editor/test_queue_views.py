@@ -297,3 +297,29 @@ def test_a_nul_in_an_assignee_is_a_form_message(client, curator, dataset):
     )
     assert response.status_code == 200
     assert "No such user" in response.content.decode()
+
+
+def test_a_save_in_the_workspace_sends_only_what_the_workspace_shows(client, queue, annotator):
+    """The workspace has the diagnostics and the version but not the transcript page's status
+    buttons and History panel: out-of-band parts for those would find no place (an htmx
+    error in the browser's console)."""
+    assignment = queues.claim_next(queue, annotator)
+    transcript = assignment.item.transcript
+    client.force_login(annotator)
+    form = {"version": 1, "role": "assistant", "content": "Better.", "end": "end"}
+    asked_from = {
+        "workspace": f"http://testserver/queues/{queue.pk}/",
+        "page": f"http://testserver/transcripts/{transcript.pk}/?audience=annotator",
+    }
+    answers = {}
+    for place, url in asked_from.items():
+        answers[place] = client.post(
+            f"/transcripts/{transcript.pk}/messages/1/save/",
+            {**form, "version": transcript.version},
+            headers={**HX, "HX-Current-URL": url},
+        ).content.decode()
+        transcript.refresh_from_db()
+    for place, html in answers.items():
+        assert 'id="diagnostics"' in html and 'id="version-label"' in html
+        panels = ('id="transitions"' in html, 'id="revisions"' in html)
+        assert panels == ((False, False) if place == "workspace" else (True, True))
