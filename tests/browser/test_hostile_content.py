@@ -21,11 +21,7 @@ from editor import labels, queues
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage import create_transcript, save_transcript
 from tests.browser.conftest import SCREENSHOTS, settled
-from tests.browser.test_editor import (
-    PASSWORD,
-    console_errors,  # noqa: F401 (a fixture)
-    log_in,
-)
+from tests.browser.test_editor import PASSWORD, log_in
 
 XSS = "<script>alert('x')</script><img src=x onerror=alert('img')>"
 INVISIBLE = "\u202etxt.exe\u202c \u200b\u200d\ufeff"
@@ -133,7 +129,7 @@ def test_a_curator_sees_hostile_content_inert_everywhere(
     live_server,
     world,
     dialogs,
-    console_errors,  # noqa: F811
+    console_errors,
     screenshot,
 ):
     dataset, users, transcript, queue = world
@@ -202,7 +198,7 @@ def test_a_viewer_sees_hostile_content_inert_and_no_hidden_channel(
     live_server,
     world,
     dialogs,
-    console_errors,  # noqa: F811
+    console_errors,
 ):
     dataset, _, transcript, _ = world
     base = live_server.url
