@@ -29,6 +29,7 @@ from .models import (
     BulkTask,
     Dataset,
     ReviewQueue,
+    Status,
     TaskStatus,
     Transcript,
 )
@@ -38,7 +39,15 @@ from .visibility import FULL_CONTENT
 
 INLINE_LIMIT = 500
 MAX_EXPLICIT_IDS = 100_000
-ACTIONS = ("transition", "delete", "undelete", "revalidate", "add_to_queue", "export")
+ACTIONS = (
+    "transition",
+    "set_status",
+    "delete",
+    "undelete",
+    "revalidate",
+    "add_to_queue",
+    "export",
+)
 CHUNK = 200  # transcripts read at a time (and progress reported)
 
 
@@ -68,6 +77,7 @@ class BulkResult:
             return f"{self.matched} transcripts: running in the background ({self.task['kind']})."
         done = {
             "transition": "moved",
+            "set_status": "moved",
             "delete": "deleted",
             "undelete": "brought back",
             "revalidate": "re-validated",
@@ -155,6 +165,14 @@ def _check_params(dataset: Dataset, user, action: str, params: dict) -> None:
             )
         if role not in workflow.TRANSITIONS[name].roles:
             raise NotAllowed(f"Your role may not {name} transcripts.")
+    elif action == "set_status":
+        target = params.get("status")
+        if target not in Status.values:
+            raise InvalidContent(
+                f"Say which status: one of {', '.join(Status.values)}.", code="unknown-status"
+            )
+        if target not in workflow.reachable_statuses(role):
+            raise NotAllowed(f"Your role may not move transcripts to {target}.")
     elif action in ("delete", "revalidate"):
         if not dataset.can_edit(user):
             raise NotAllowed(f"Your role may not {action} transcripts.")
@@ -258,6 +276,22 @@ def _transition(transcript: Transcript, user, params: dict, result: BulkResult) 
     result.changed.append(transcript.pk)
 
 
+def _set_status(transcript: Transcript, user, params: dict, result: BulkResult) -> None:
+    """The workflow move from the transcript's status to the one asked for, where there is
+    one: "set status" is a transition chosen per transcript, never a jump past review."""
+    target = params["status"]
+    if transcript.status == target:
+        result.skipped.append({"id": transcript.pk, "reason": f"already {target}"})
+        return
+    move = workflow.transition_to(transcript.status, target, transcript.dataset.role_of(user))
+    if move is None:
+        result.skipped.append(
+            {"id": transcript.pk, "reason": f"no move from {transcript.status} to {target}"}
+        )
+        return
+    _transition(transcript, user, {**params, "transition": move.name}, result)
+
+
 def _delete(transcript: Transcript, user, params: dict, result: BulkResult) -> None:
     delete_transcript(transcript, author=user, note=params.get("note") or "bulk delete")
     result.changed.append(transcript.pk)
@@ -301,6 +335,7 @@ def _add_to_queue(dataset: Dataset, user, ids: list[int], params: dict, result) 
 
 ACTING = {
     "transition": _transition,
+    "set_status": _set_status,
     "delete": _delete,
     "undelete": _undelete,
     "revalidate": _revalidate,

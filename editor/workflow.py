@@ -75,6 +75,24 @@ def status_after_edit(status: str) -> str:
     return Status.IN_REVIEW if status == Status.APPROVED else status
 
 
+def transition_to(status: str, target: str, role: str | None) -> Transition | None:
+    """The one move that takes a transcript from ``status`` to ``target`` and that ``role``
+    may make, if there is one (no two moves share a source and a target)."""
+    for transition in TRANSITIONS.values():
+        if (
+            status in transition.sources
+            and transition.target == target
+            and role in transition.roles
+        ):
+            return transition
+    return None
+
+
+def reachable_statuses(role: str | None) -> frozenset[str]:
+    """The statuses ``role`` can move a transcript to (in one move from some status)."""
+    return frozenset(t.target for t in TRANSITIONS.values() if role in t.roles)
+
+
 def allowed_transitions(transcript: Transcript, user) -> list[Transition]:
     """The moves ``user`` may make on ``transcript`` now (for buttons and the API)."""
     role = transcript.dataset.role_of(user)

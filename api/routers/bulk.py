@@ -18,7 +18,9 @@ router = Router(tags=["datasets"])
 
 
 class BulkIn(Schema):
-    action: Literal["transition", "delete", "undelete", "revalidate", "add_to_queue", "export"]
+    action: Literal[
+        "transition", "set_status", "delete", "undelete", "revalidate", "add_to_queue", "export"
+    ]
     ids: list[Int32] | None = Field(None, description="The transcripts to act on…")
     filter: dict[str, str | list[str]] | None = Field(
         None,
@@ -28,6 +30,11 @@ class BulkIn(Schema):
     )
     transition: str | None = Field(
         None, description="For `transition`: submit, resubmit, approve, reject or reopen."
+    )
+    status: str | None = Field(
+        None,
+        description="For `set_status`: draft, in_review, approved or rejected; each transcript "
+        "takes the workflow move that leads there from its status (skipped where none does).",
     )
     queue: int | None = Field(None, description="For `add_to_queue`: a queue of the dataset.")
     note: str = Field("", description="Kept with each revision the action writes.")
@@ -54,7 +61,7 @@ class BulkOut(Schema):
     response={200: BulkOut, **errors(403, 404, 409, 422)},
     summary="Act on many transcripts at once, in one transaction",
     description="`transition` (a workflow move; transcripts whose status does not allow it "
-    "are skipped), `delete` (soft; `undelete` with the ids brings them back), `revalidate` "
+    "are skipped), `set_status` (the move that leads to `status`, chosen per transcript), `delete` (soft; `undelete` with the ids brings them back), `revalidate` "
     "(stored diagnostics recomputed; no revision, the content is unchanged), `add_to_queue`, "
     "`export` (prepared in the background). All or nothing: a failure on one transcript "
     f"changes none. More than {bulk.INLINE_LIMIT} transcripts run as a background task.",
@@ -66,7 +73,9 @@ def act(request, slug: str, payload: BulkIn):
         filters = QueryDict(mutable=True)
         for key, value in payload.filter.items():
             filters.setlist(key, value if isinstance(value, list) else [value])
-    params = payload.dict(include={"transition", "queue", "note", "spec", "format", "audience"})
+    params = payload.dict(
+        include={"transition", "status", "queue", "note", "spec", "format", "audience"}
+    )
     params["with_annotations"] = payload.with_annotations
     result = bulk.start(
         dataset, request.auth, payload.action, ids=payload.ids, filters=filters, params=params

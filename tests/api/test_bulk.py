@@ -71,6 +71,40 @@ def test_a_transition_on_picked_ids_moves_those_it_applies_to_and_skips_the_rest
     assert revisions(five) == before + 2  # one revision per changed transcript
 
 
+def test_set_status_takes_each_transcripts_own_move_there(as_curator, as_annotator, dataset, five):
+    url = f"/datasets/{dataset.slug}/bulk"
+    before = revisions(five)
+    response = as_curator.post(url, {"action": "set_status", "status": "approved", "ids": five})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["changed"] == five[3:]  # approve: the one move to approved, from in_review
+    assert body["skipped"][0] == {"id": five[0], "reason": "no move from draft to approved"}
+    assert statuses(five) == ["draft"] * 3 + ["approved"] * 2
+    assert revisions(five) == before + 2
+    notes = Revision.objects.filter(transcript_id=five[3]).order_by("-number")
+    assert notes.first().note.startswith("approve")  # the move, as a transition names it
+
+    response = as_annotator.post(url, {"action": "set_status", "status": "in_review", "ids": five})
+    assert response.json()["changed"] == five[:3]
+    assert [s["reason"] for s in response.json()["skipped"]] == [
+        "no move from approved to in_review"
+    ] * 2
+    again = as_curator.post(
+        url, {"action": "set_status", "status": "in_review", "filter": {"status": ["in_review"]}}
+    )
+    assert {s["reason"] for s in again.json()["skipped"]} == {"already in_review"}
+    assert_error(
+        as_annotator.post(url, {"action": "set_status", "status": "approved", "ids": five}),
+        403,
+        "forbidden",
+    )
+    assert_error(
+        as_curator.post(url, {"action": "set_status", "status": "done", "ids": five}),
+        422,
+        "unknown-status",
+    )
+
+
 def test_everything_matching_a_filter(as_annotator, dataset, five):
     response = as_annotator.post(
         f"/datasets/{dataset.slug}/bulk",
