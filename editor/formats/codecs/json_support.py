@@ -374,6 +374,8 @@ def spliced(
         return None
     source = layout["source"]
     inner_start, inner_end, lead, trail, separator, one_line = array
+    if not items:
+        return source[:inner_start] + source[inner_end:]
     item_indent = lead[lead.rfind("\n") + 1 :] if "\n" in lead else None
     if separator is None:
         separator = "," + lead if item_indent is not None else ", "
