@@ -317,7 +317,7 @@ def openai_object(group: list[Message]) -> dict[str, Any]:
             }
         else:
             calls.append(tool_call_object(message))
-    if not has_content:
+    if not has_content and not _read_without_content(group):
         out["content"] = None
     if calls:
         out["tool_calls"] = calls
@@ -331,6 +331,20 @@ def openai_object(group: list[Message]) -> dict[str, Any]:
     for key, value in (first.attrs.get(EXTRA) or {}).items():
         out.setdefault(key, value)
     return out
+
+
+def _read_without_content(group: list[Message]) -> bool:
+    """True when ``group`` was read from a JSON message with no "content" key (tool calls
+    alone, as OpenAI's fine-tuning examples write them), which it is then written back as."""
+    for message in group:
+        source = message.source
+        if source is not None and source.spec == OPENAI:
+            try:
+                item = js.json.loads(source.raw)
+            except ValueError:  # a repaired document's text
+                return False
+            return isinstance(item, dict) and "content" not in item
+    return False
 
 
 def content_value(message: Message) -> Any:
