@@ -20,7 +20,7 @@ SPLICED_SPECS = ("openai-messages", "sharegpt", "mms", "openchatml-json")
 CASES = [
     (spec, path)
     for spec, path in fixture_inputs("valid")
-    if spec in SPLICED_SPECS and path.suffix == ".json"
+    if spec in SPLICED_SPECS and path.suffix in (".json", ".jsonl")
 ]
 
 
@@ -247,8 +247,12 @@ def documents(messages_strategy, spec: str, key: str | None):
                 item.pop("content", None)
         if key is not None and isinstance(value, list) and draw(st.booleans()):
             value = {key: value, "model": "m"} if draw(st.booleans()) else {"x": 1, key: value}
+        ascii_only = draw(st.booleans())
+        if spec == "openchatml-json" and isinstance(value, list) and draw(st.booleans()):
+            # JSON Lines: one object a line.
+            return "".join(json.dumps(item, ensure_ascii=ascii_only) + "\n" for item in value)
         indent = draw(st.sampled_from([None, 2, "\t"]))
-        return json.dumps(value, indent=indent, ensure_ascii=draw(st.booleans()))
+        return json.dumps(value, indent=indent, ensure_ascii=ascii_only)
 
     return build()
 
@@ -335,3 +339,14 @@ def test_tool_calls_written_without_content_stay_so_when_edited():
     assert written == text.replace('"arguments": "{}"', '"arguments": "{\\"city\\": \\"Oslo\\"}"')
     # New calls, and calls read beside a content key, are written with "content": null.
     assert '"content": null' in written_anew(transcript)
+
+
+def test_json_lines_keep_their_other_lines():
+    text = '{"role":"user","content":"hi"}\n{"role":"assistant","channel":"final","content":"yo"}\n'
+    transcript = parsed(text, "openchatml-json")
+    transcript.messages[1].content = "hello"
+    transcript.messages.append(formats.Message(role="user", content="bye"))
+    assert formats.serialize(transcript) == (
+        '{"role":"user","content":"hi"}\n{"role":"assistant","channel":"final","content":"hello"}'
+        '\n{"role":"user","content":"bye"}\n'
+    )

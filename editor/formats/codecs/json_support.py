@@ -306,36 +306,44 @@ def remember(
     located: bool = True,
     array: Node | None = None,
     sink: Diagnostics | None = None,
+    json_lines: list[Node] | None = None,
     **extra: Any,
 ) -> None:
     """Keep what a JSON serializer needs to give back ``text`` unchanged, and (given the
-    message ``array`` and the ``sink`` it was read with) to write an edited document with
-    only the edited items changed. A document read without positions keeps only how it was
-    written: its messages have no source (``stamped``), so it is never given back as it was.
-    Nor is a repaired one kept around an edit: its text is not JSON, its edit writes it anew."""
+    message ``array``, or the values of ``json_lines``, and the ``sink`` they were read with)
+    to write an edited document with only the edited items changed. A document read without
+    positions keeps only how it was written: its messages have no source (``stamped``), so it
+    is never given back as it was. Nor is a repaired one kept around an edit: its text is not
+    JSON, its edit writes it anew."""
     transcript.layout.update(indent=detect_indent(text), **extra)
     if located:
         layout = transcript.layout
         layout["source"] = text
         layout["sources"] = [message.source for message in transcript.messages]
         layout["attrs"] = attrs_snapshot(transcript.attrs)
-        if array is not None and array.located and array.items and not _repaired(sink):
-            layout["array"] = _array_layout(text, array)
+        if _repaired(sink):
+            return
+        if array is not None and array.located and array.items:
+            layout["array"] = _array_layout(text, array.start + 1, array.end - 1, array.items)
+        elif json_lines:
+            layout["array"] = _array_layout(text, 0, len(text), json_lines, "\n")
 
 
 def _repaired(sink: Diagnostics | None) -> bool:
     return sink is None or any(d.code == INVALID_JSON for d in sink.items)
 
 
-def _array_layout(text: str, array: Node) -> tuple:
-    """Where a message array's items are written: the offsets just inside its brackets, the
-    space before the first item and after the last, what separates the first two, and how
-    the first is written (the ``json.dumps`` separators of an item on one line, else None)."""
-    items = array.items
-    inner_start, inner_end = array.start + 1, array.end - 1
+def _array_layout(
+    text: str, inner_start: int, inner_end: int, items: list[Node], separator: str | None = None
+) -> tuple:
+    """Where a message array's items are written: the offsets just inside its brackets (the
+    whole text for JSON Lines), the space before the first item and after the last, what
+    separates the first two (else ``separator``), and how the first is written (the
+    ``json.dumps`` separators of an item on one line, else None)."""
     lead = text[inner_start : items[0].start]
     trail = text[items[-1].end : inner_end]
-    separator = text[items[0].end : items[1].start] if len(items) > 1 else None
+    if len(items) > 1:
+        separator = text[items[0].end : items[1].start]
     first = text[items[0].start : items[0].end]
     one_line = (
         None if "\n" in first else (", " if ", " in first else ",", ": " if ": " in first else ":")
@@ -375,7 +383,8 @@ def spliced(
     source = layout["source"]
     inner_start, inner_end, lead, trail, separator, one_line = array
     if not items:
-        return source[:inner_start] + source[inner_end:]
+        # An array keeps its brackets; JSON Lines (whose items start at 0) would be no text.
+        return source[:inner_start] + source[inner_end:] if inner_start else None
     item_indent = lead[lead.rfind("\n") + 1 :] if "\n" in lead else None
     if separator is None:
         separator = "," + lead if item_indent is not None else ", "

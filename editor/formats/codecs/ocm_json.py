@@ -68,7 +68,16 @@ def parse(text: str, sink: Diagnostics) -> Transcript:
             if variant == V20:
                 _pair(message, calls)
             transcript.messages.append(stamp(message, SPEC, node.start, raw))
-    js.remember(transcript, text, array=array, sink=sink, key=key, variant=variant, lines=lines)
+    js.remember(
+        transcript,
+        text,
+        array=array,
+        sink=sink,
+        json_lines=items if lines else None,
+        key=key,
+        variant=variant,
+        lines=lines,
+    )
     return transcript
 
 
@@ -309,7 +318,7 @@ def serialize(transcript: Transcript) -> str:
     if spliced is not None:
         return spliced
     objects = [obj for obj, _ in written]
-    if layout.get("lines"):
+    if layout.get("lines") and objects:
         return "".join(js.json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
     return js.dumps(
         js.wrap(objects, transcript, "messages") if layout.get("key") else objects, transcript
