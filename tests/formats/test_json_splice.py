@@ -245,6 +245,9 @@ def documents(messages_strategy, spec: str, key: str | None):
             # Tool calls with no "content" key at all, as OpenAI's fine-tuning examples write them.
             if isinstance(item, dict) and item.get("tool_calls") and draw(st.booleans()):
                 item.pop("content", None)
+            # A 2.2 call beside an empty content, as the spec's §10 example writes it.
+            if isinstance(item, dict) and "tool_call" in item and draw(st.booleans()):
+                item["content"] = ""
         if key is not None and isinstance(value, list) and draw(st.booleans()):
             value = {key: value, "model": "m"} if draw(st.booleans()) else {"x": 1, key: value}
         ascii_only = draw(st.booleans())
@@ -303,7 +306,8 @@ def edited(transcript: formats.Transcript, operations) -> None:
                     role=st.sampled_from(["user", "assistant", "tool"]),
                     channel=st.sampled_from([None, "analysis", "commentary", "final"]),
                     content=plain,
-                    end=st.sampled_from([formats.END, formats.RETURN]),
+                    recipient=st.sampled_from([None, "functions.lookup"]),
+                    end=st.sampled_from([formats.END, formats.RETURN, formats.CALL]),
                 ),
                 min_size=1,
                 max_size=4,

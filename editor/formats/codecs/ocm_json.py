@@ -242,6 +242,8 @@ def object_22(message: Message, thinking: Message | None) -> dict[str, Any]:
             continue
         out[name] = value
     if call:
+        if _read_beside_empty_content(message):
+            out["content"] = ""  # as the §10 example writes it, and as it was read
         tool_call: dict[str, Any] = {}
         if message.call_id is not None:
             tool_call["id"] = message.call_id
@@ -260,6 +262,19 @@ def object_22(message: Message, thinking: Message | None) -> dict[str, Any]:
     for key, value in (message.attrs.get(EXTRA) or {}).items():
         out.setdefault(key, value)
     return out
+
+
+def _read_beside_empty_content(call: Message) -> bool:
+    """True when ``call`` was read from an object that wrote ``"content": ""`` beside its
+    ``tool_call`` (no message of its own), which it is then written back with."""
+    source = call.source
+    if source is None or source.spec != SPEC:
+        return False
+    try:
+        item = js.json.loads(source.raw)
+    except ValueError:  # a repaired document's text
+        return False
+    return isinstance(item, dict) and item.get("content") == "" and "tool_call" in item
 
 
 def _slot(message: Message) -> int:
