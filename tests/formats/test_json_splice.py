@@ -354,3 +354,11 @@ def test_json_lines_keep_their_other_lines():
         '{"role":"user","content":"hi"}\n{"role":"assistant","channel":"final","content":"hello"}'
         '\n{"role":"user","content":"bye"}\n'
     )
+
+
+def test_messages_read_from_another_text_are_written_anew():
+    first = parsed('[{"from": "human", "value": "a"}, {"from": "human", "value": "b"}]', "sharegpt")
+    other = parsed('[{"from": "gpt",  "value": "elsewhere"}]', "sharegpt")
+    first.messages[1] = other.messages[0]  # its source is another document's
+    written = formats.serialize(first)
+    assert parsed(written, "sharegpt").messages == first.messages

@@ -421,7 +421,10 @@ def _kept_span(
     if len(spans) != 1:
         return None
     (span,) = spans
-    return span if json.loads(source[span[0] : span[1]]) == value else None
+    written = source[span[0] : span[1]]
+    if written != messages[0].source.raw:  # read from another text than this layout's
+        return None
+    return span if json.loads(written) == value else None
 
 
 def attrs_snapshot(attrs: dict[str, Any]) -> str:
