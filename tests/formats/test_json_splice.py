@@ -362,3 +362,16 @@ def test_messages_read_from_another_text_are_written_anew():
     first.messages[1] = other.messages[0]  # its source is another document's
     written = formats.serialize(first)
     assert parsed(written, "sharegpt").messages == first.messages
+
+
+def test_a_call_read_beside_empty_content_keeps_it_when_edited():
+    text = (
+        '[{"role": "user", "content": "Weather?"},\n'
+        ' {"role": "assistant", "channel": "commentary", "content": "", "tool_call":'
+        ' {"id": "c1", "recipient": "functions.get_weather", "arguments": "{}"}}]'
+    )
+    transcript = parsed(text, "openchatml-json")
+    transcript.messages[1].content = "{}\n"
+    written = formats.serialize(transcript)
+    assert json.loads(written)[1]["content"] == ""
+    assert '"content": ""' not in written_anew(transcript)  # new calls are written without

@@ -360,6 +360,18 @@ def same_item(a: Message, b: Message, spec: str) -> bool:
     return first.start == second.start
 
 
+def item_read(message: Message, spec: str) -> Any:
+    """The JSON value of the item ``message`` was read from, in a ``spec`` document; None when
+    it was not read from one (or from a repaired document, whose text is not JSON)."""
+    source = message.source
+    if source is None or source.spec != spec:
+        return None
+    try:
+        return json.loads(source.raw)
+    except ValueError:
+        return None
+
+
 ITEM_SEPARATOR = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")
 
 

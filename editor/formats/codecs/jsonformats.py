@@ -336,15 +336,9 @@ def openai_object(group: list[Message]) -> dict[str, Any]:
 def _read_without_content(group: list[Message]) -> bool:
     """True when ``group`` was read from a JSON message with no "content" key (tool calls
     alone, as OpenAI's fine-tuning examples write them), which it is then written back as."""
-    for message in group:
-        source = message.source
-        if source is not None and source.spec == OPENAI:
-            try:
-                item = js.json.loads(source.raw)
-            except ValueError:  # a repaired document's text
-                return False
-            return isinstance(item, dict) and "content" not in item
-    return False
+    read = next((m for m in group if m.source is not None and m.source.spec == OPENAI), None)
+    item = None if read is None else js.item_read(read, OPENAI)
+    return isinstance(item, dict) and "content" not in item
 
 
 def content_value(message: Message) -> Any:

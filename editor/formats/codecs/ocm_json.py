@@ -267,13 +267,7 @@ def object_22(message: Message, thinking: Message | None) -> dict[str, Any]:
 def _read_beside_empty_content(call: Message) -> bool:
     """True when ``call`` was read from an object that wrote ``"content": ""`` beside its
     ``tool_call`` (no message of its own), which it is then written back with."""
-    source = call.source
-    if source is None or source.spec != SPEC:
-        return False
-    try:
-        item = js.json.loads(source.raw)
-    except ValueError:  # a repaired document's text
-        return False
+    item = js.item_read(call, SPEC)
     return isinstance(item, dict) and item.get("content") == "" and "tool_call" in item
 
 
