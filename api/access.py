@@ -7,8 +7,8 @@ domain (``Dataset.can_edit``/``audiences_for``, checked again by ``editor.storag
 
 from django.http import Http404
 
+from editor.errors import NotAllowed, TranscriptDeleted
 from editor.models import Annotation, Dataset, ImportTask, LabelSchema, Transcript
-from editor.storage import NotAllowed, TranscriptDeleted
 from editor.tasks import current
 
 

@@ -14,7 +14,7 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from editor.storage import StorageError
+from editor.errors import StorageError
 
 from .auth import InvalidToken
 

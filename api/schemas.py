@@ -10,13 +10,13 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 
 from editor import formats
-from editor.export_tasks import progress_of as export_progress_of
 from editor.exporting import Format
+from editor.exporting.tasks import progress_of as export_progress_of
 from editor.formats.model import TERMINATORS
 from editor.formats.render import AUDIENCES
-from editor.import_tasks import progress_of
 from editor.importing import OnConflict
-from editor.label_filters import parse_label_filter, pickable_questions
+from editor.importing.tasks import progress_of
+from editor.labels.filters import parse_label_filter, pickable_questions
 from editor.models import (
     MAX_SEARCH_LENGTH,
     AnchorState,

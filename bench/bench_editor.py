@@ -76,7 +76,7 @@ def _child() -> None:
 
     from editor import editing, formats
     from editor.models import Dataset, Membership, Role
-    from editor.storage import create_transcript
+    from editor.storage.create import create_transcript
 
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.create_user("bench")

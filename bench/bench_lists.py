@@ -45,8 +45,9 @@ def _child() -> None:
 
     from editor import formats
     from editor.models import Dataset, Membership, Role, Transcript
-    from editor.planner_stats import refresh_after_import
-    from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+    from editor.storage.content import TranscriptContent
+    from editor.storage.create import NewTranscript, create_transcripts
+    from editor.storage.planner_stats import refresh_after_import
 
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.create_user("bench")

@@ -5,7 +5,7 @@
   claims per second (each claim followed by its submit, as an annotator does) and checks that
   no item went over its overlap;
 * one claim in a queue of 10,000 items whose first half is done (median of 5);
-* agreement: Cohen's kappa and Krippendorff's alpha over 10,000 items (``editor.agreement``).
+* agreement: Cohen's kappa and Krippendorff's alpha over 10,000 items (``editor.labels.agreement``).
 
     .venv/bin/python -m bench.bench_queues          # or `make bench` (every benchmark)
 """
@@ -32,7 +32,7 @@ def run() -> None:
 
 
 def _agreement() -> None:
-    from editor import agreement
+    from editor.labels import agreement
 
     rng = random.Random(7)
     two = {
@@ -64,7 +64,8 @@ def _child() -> None:
 
     from editor import formats, queues
     from editor.models import Dataset, Membership, QueueAssignment, Role
-    from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+    from editor.storage.content import TranscriptContent
+    from editor.storage.create import NewTranscript, create_transcripts
 
     call_command("migrate", verbosity=0)
     users = get_user_model().objects
@@ -139,7 +140,7 @@ def _claims_in_a_long_queue(dataset, curator, content, workers) -> None:
 
     from editor import queues
     from editor.models import AssignmentState, QueueAssignment, QueueItem
-    from editor.storage import NewTranscript, create_transcripts
+    from editor.storage.create import NewTranscript, create_transcripts
 
     transcripts = []
     for _ in range(0, LONG_QUEUE, 1000):

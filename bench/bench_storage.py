@@ -68,7 +68,7 @@ def _edits(dataset, connection) -> None:
     each edit adds to the database (the revision keeping the state before it, the rows
     changed)."""
     from editor.models import Transcript
-    from editor.storage import save_transcript
+    from editor.storage.save import save_transcript
 
     transcripts = list(Transcript.objects.filter(dataset=dataset).order_by("pk")[:EDITS])
     before = _stored_size(connection, used=True)

@@ -184,7 +184,7 @@ def seed(users: int, editing: int, queued: int) -> dict:
 
     from editor import formats, queues
     from editor.models import ApiToken, Dataset, Membership, Role
-    from editor.storage import create_transcript
+    from editor.storage.create import create_transcript
 
     User = get_user_model()
     curator = User.objects.create_user("load-curator")

@@ -105,7 +105,7 @@ class MessageFormSet(BaseInlineFormSet):
     def _construct_form(self, i, **kwargs):
         form = super()._construct_form(i, **kwargs)
         # A message's content may be read from its transcript's source text
-        # (editor.message_text): the transcript shown, not one fetched again for each row.
+        # (editor.db.message_text): the transcript shown, not one fetched again for each row.
         form.instance.transcript = self.instance
         return form
 

@@ -7,7 +7,10 @@ class EditorConfig(AppConfig):
     verbose_name = "Transcript editor"
 
     def ready(self) -> None:
-        from . import json_lookups, search_index, token_cache  # noqa: F401 (json_lookups registers a lookup)
+        # Imported here, not at the top: these modules define or use models, which Django
+        # allows only once the app registry is ready (this hook).
+        from editor import search_index, token_cache
+        from editor.db import json_lookups  # noqa: F401 (registers the ``holds`` lookup)
 
         token_cache.connect()
         search_index.connect()

@@ -28,7 +28,7 @@ from django.db import DatabaseError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .models import TaskStatus, TaskWorker, TrackedTask
+from editor.models import TaskStatus, TaskWorker, TrackedTask
 
 logger = logging.getLogger(__name__)
 

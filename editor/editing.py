@@ -16,20 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from editor import formats
+from editor import formats, workflow
+from editor.errors import InvalidContent, StorageError
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Status, Transcript
-
-from . import workflow
-from .storage import (
-    InvalidContent,
-    StorageError,
-    TranscriptContent,
-    apply_edits,
-    messages_from_input,
-    refusal,
-    save_transcript,
-)
+from editor.storage.content import TranscriptContent, apply_edits, messages_from_input
+from editor.storage.save import refusal, save_transcript
 
 # The fields of a message an edit may set; anything else in a change is refused by name.
 EDITABLE_FIELDS = frozenset(SEMANTIC_FIELDS)

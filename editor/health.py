@@ -19,8 +19,8 @@ from django.views.decorators.http import require_GET
 from django_tasks import task_backends
 from django_tasks.backends.immediate import ImmediateBackend
 
-from . import background
-from .models import ImportTask, TaskStatus
+from editor import background
+from editor.models import ImportTask, TaskStatus
 
 # A worker writes that it is alive every OCM_TASK_HEARTBEAT_SECONDS; missing this many
 # seconds beyond it means no worker is taking tasks.

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from editor.errors import NotAllowed, StorageError
 from editor.models import (
     Dataset,
     DatasetEdit,
@@ -24,8 +25,7 @@ from editor.models import (
     MembershipChange,
     Role,
 )
-from editor.storable import check_storable_text
-from editor.storage import NotAllowed, StorageError
+from editor.storage.storable import check_storable_text
 
 # No username has one, and PostgreSQL refuses it in a query.
 NUL = "\x00"

@@ -41,7 +41,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, DATABASE_UNAVAILABLE):
             return None
-        from .error_views import database_unavailable
+        from editor.views.errors import database_unavailable
 
         logger.error("Database unavailable: %s %s", request.method, request.path, exc_info=True)
         if getattr(request, "htmx", False):
@@ -74,7 +74,7 @@ class UploadSizeLimitMiddleware:
         except ValueError:
             length = 0  # Django reads no body from a request with an unreadable length
         if length > settings.OCM_MAX_UPLOAD_BYTES:
-            from .error_views import upload_too_large
+            from editor.views.errors import upload_too_large
 
             return upload_too_large(request, settings.OCM_MAX_UPLOAD_BYTES)
         return self.get_response(request)

@@ -46,11 +46,11 @@ from django.utils import timezone
 from django.utils.functional import cached_property
 
 from editor import formats, token_cache
-from editor.compact_json import CompactJSONEncoder, DiagnosticsField
-from editor.compressed import CompressedJSONField, CompressedTextField
+from editor.db.compact_json import CompactJSONEncoder, DiagnosticsField
+from editor.db.compressed import CompressedJSONField, CompressedTextField
+from editor.db.message_text import content_at
 from editor.formats.render.visibility import visibility as end_user_visibility
 from editor.formats.validate.context import is_call
-from editor.message_text import content_at
 
 SPEC_CHOICES = [(spec, spec) for spec in formats.SPEC_IDS]
 _EMPTY_TRANSCRIPTS = {spec: formats.Transcript(spec=spec) for spec in formats.SPEC_IDS}
@@ -345,7 +345,7 @@ class TranscriptFilter:
     updated_by: str | None = None  # the username of the last revision's author
     updated_since: datetime | date | None = None
     # (question key, value): someone submitted that answer about the transcript or a message
-    # (a multi-choice answer: one that includes it; ``editor.label_filters``)
+    # (a multi-choice answer: one that includes it; ``editor.labels.filters``)
     label: tuple[str, Any] | None = None
     text: str | None = None  # words searched in message content (``MessageQuerySet.containing``)
     # Whether ``text`` is also searched where the end user cannot see (the role may see
@@ -948,7 +948,7 @@ class Message(models.Model):
     index = models.PositiveIntegerField()
     role = models.CharField(max_length=SHORT_FIELD_LENGTH)
     # The content, or "" where the row says where it is in the transcript's source text
-    # instead (``content_start`` … ``content_end``: ``editor.message_text``; on SQLite only,
+    # instead (``content_start`` … ``content_end``: ``editor.db.message_text``; on SQLite only,
     # PostgreSQL's search indexes read this column). Read ``content``: the text either way.
     stored_content = models.TextField(blank=True, db_column="content")
     content_start = models.PositiveIntegerField(null=True, blank=True)
@@ -1077,7 +1077,7 @@ class Revision(models.Model):
     """One saved state of a transcript: enough to show it, diff it and restore it.
 
     ``snapshot`` = {"transcript": canonical dict, "source_text", "title", "metadata"}, or
-    the compact form (``storage._compact``), or ``CURRENT`` for the newest revision.
+    the compact form (``storage.compact``), or ``CURRENT`` for the newest revision.
     """
 
     # What the newest revision of a transcript holds instead of a copy of its state: that
@@ -1122,7 +1122,7 @@ class Revision(models.Model):
         """``{title, metadata, source_text, transcript}``: the state this revision saved.
 
         A revision whose source text parsed to exactly its transcript stores the text and
-        its spec only (``storage._compact``); the transcript is that text parsed again. The
+        its spec only (``storage.compact``); the transcript is that text parsed again. The
         newest revision (``CURRENT``) is the transcript as it is now.
         """
         stored = self._current_state() if self.snapshot.get("current") else self.snapshot
@@ -1134,7 +1134,7 @@ class Revision(models.Model):
         return {**stored, "transcript": parsed.to_dict()}
 
     def _current_state(self) -> dict:
-        from editor.storage import stored_snapshot
+        from editor.storage.snapshots import stored_snapshot
 
         transcript = Transcript.all_objects.get(pk=self.transcript_id)
         if transcript.version == self.number:
@@ -1478,7 +1478,7 @@ class QueueAssignment(models.Model):
 
 # --- labels -----------------------------------------------------------------------------------
 # The rules (what a schema may say, which values fit a question, how anchors follow edits) are
-# in editor/labels.py and editor/annotations.py; docs/labels.md explains the decisions.
+# in editor/labels.py and editor/labels/annotations.py; docs/labels.md explains the decisions.
 
 
 class LabelSchemaQuerySet(models.QuerySet):
@@ -1558,7 +1558,7 @@ class AnnotationState(models.TextChoices):
 
 
 class AnchorState(models.TextChoices):
-    # Where a message or span annotation points after edits (editor.annotations.follow_edit).
+    # Where a message or span annotation points after edits (editor.labels.annotations.follow_edit).
     OK = "ok", "Anchored"
     FLAGGED = "flagged", "Flagged for review"  # its text changed: offsets kept, to be checked
     ORPHANED = "orphaned", "Orphaned"  # its message was deleted

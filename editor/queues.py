@@ -26,10 +26,10 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from . import workflow
-from .annotations import submit_answers
-from .errors import ConflictError, InvalidContent, NotAllowed, StorageError
-from .models import (
+from editor import workflow
+from editor.errors import ConflictError, InvalidContent, NotAllowed, StorageError
+from editor.labels.annotations import submit_answers
+from editor.models import (
     AssignmentState,
     Dataset,
     QueueAssignment,
@@ -39,8 +39,8 @@ from .models import (
     Transcript,
     TranscriptFilter,
 )
-from .storable import check_storable_text
-from .storage import save_transcript
+from editor.storage.save import save_transcript
+from editor.storage.storable import check_storable_text
 
 # A claimer that loses the race for a place tries the next free item; past this many lost
 # races in a row something else is wrong.
@@ -388,10 +388,10 @@ def progress(queue: ReviewQueue) -> dict:
 
 def label_figures(queue: ReviewQueue) -> list[dict]:
     """Per question about whole transcripts: how the submitted answers on the queue's items
-    are distributed, and how far the annotators agree (``editor.agreement``)."""
-    from .agreement import for_question_kind
-    from .annotations import transcript_questions
-    from .models import Annotation, AnnotationState
+    are distributed, and how far the annotators agree (``editor.labels.agreement``)."""
+    from editor.labels.agreement import for_question_kind
+    from editor.labels.annotations import transcript_questions
+    from editor.models import Annotation, AnnotationState
 
     transcripts = queue.items.values("transcript_id")
     figures = []
@@ -464,7 +464,7 @@ def _per_hour(done: int, first, last) -> float | None:
 def assignment_revisions(assignment: QueueAssignment):
     """The revisions the annotator made to the item's transcript while working on it (from
     the claim to the submission): the fixes a reviewer reviews."""
-    from .models import Revision
+    from editor.models import Revision
 
     until = assignment.submitted_at or timezone.now()
     return Revision.objects.filter(

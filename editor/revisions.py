@@ -14,7 +14,7 @@ from typing import Any
 from editor import formats
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Revision, RevisionKind, RevisionQuerySet, Transcript
-from editor.storage import save_transcript
+from editor.storage.save import save_transcript
 
 ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
 

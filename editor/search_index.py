@@ -3,7 +3,7 @@
 
 The table keeps no text (``content=''``): a row is taken out with a ``delete`` command that
 repeats the texts it was put in with, exactly. Message rows may not hold their text either
-(``editor.message_text``), so no trigger can: storage passes the texts, which it has, and a
+(``editor.db.message_text``), so no trigger can: storage passes the texts, which it has, and a
 transcript deleted for good takes its messages out first (``connect``). A row left in the
 index after its message is gone (rows deleted by raw SQL) would find nothing: message ids are
 never reused (AUTOINCREMENT) and every search goes through the message rows. PostgreSQL's

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from . import background
-from .bulk import run_bulk_task
-from .export_tasks import remove_file, run_export_task
-from .import_tasks import remove_upload, run_import_task
-from .models import BulkTask, ExportTask, ImportTask
+from editor import background
+from editor.bulk import run_bulk_task
+from editor.exporting.tasks import remove_file, run_export_task
+from editor.importing.tasks import remove_upload, run_import_task
+from editor.models import BulkTask, ExportTask, ImportTask
 
 
 @task()

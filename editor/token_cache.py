@@ -47,13 +47,13 @@ def _token_changed(sender, instance, **kwargs) -> None:
 def _user_changed(sender, instance, update_fields=None, **kwargs) -> None:
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return  # a login changes nothing a token's caller is judged by
-    from .models import ApiToken
+    from editor.models import ApiToken
 
     forget(ApiToken.objects.filter(user=instance).values_list("key_hash", flat=True))
 
 
 def connect() -> None:
-    from .models import ApiToken
+    from editor.models import ApiToken
 
     post_save.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-saved")
     post_delete.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-gone")

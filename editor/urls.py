@@ -1,7 +1,13 @@
 from django.urls import path, re_path, register_converter
 
-from . import bulk_views, export_views, label_views, message_views, queue_views, source_views, views
-from .models import DATASET_SLUG_PATTERN
+from editor.models import DATASET_SLUG_PATTERN
+from editor.views import bulk as bulk_views
+from editor.views import datasets as views
+from editor.views import exports as export_views
+from editor.views import labels as label_views
+from editor.views import messages as message_views
+from editor.views import queues as queue_views
+from editor.views import source as source_views
 
 
 class DatasetSlugConverter:

@@ -5,8 +5,8 @@ The whole stored transcript (hidden channels, source text) is what the debug ren
 so reading a transcript whole needs that rendering too.
 """
 
-from .models import Dataset
-from .storage import NotAllowed
+from editor.errors import NotAllowed
+from editor.models import Dataset
 
 END_USER = "end_user"
 FULL_CONTENT = "debug"

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import NotAllowed, StorageError
-from .models import AssignmentState, Role, Status, Transcript
+from editor.errors import NotAllowed, StorageError
+from editor.models import AssignmentState, Role, Status, Transcript
 
 EDITORS = frozenset({Role.ANNOTATOR, Role.REVIEWER, Role.CURATOR})
 REVIEWERS = frozenset({Role.REVIEWER, Role.CURATOR})

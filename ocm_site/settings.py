@@ -189,7 +189,7 @@ STORAGES = {
 # bounded by the importer (editor.importing.MAX_TRANSCRIPT_BYTES per transcript).
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # A body read into memory (JSON, form fields, a pasted transcript) is at most 20 MB; more is
-# a 413 (editor.error_views, api.errors). Fields and files per request: Django's defaults
+# a 413 (editor.views.errors, api.errors). Fields and files per request: Django's defaults
 # (DATA_UPLOAD_MAX_NUMBER_FIELDS 1000, DATA_UPLOAD_MAX_NUMBER_FILES 100).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 # Any request body, uploads included, is at most this (editor.middleware: 413 unread).

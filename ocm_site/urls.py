@@ -13,7 +13,7 @@ urlpatterns = [
     path("", include("editor.urls")),
 ]
 
-handler400 = "editor.error_views.bad_request"
-handler403 = "editor.error_views.permission_denied"
-handler404 = "editor.error_views.page_not_found"
-handler500 = "editor.error_views.server_error"
+handler400 = "editor.views.errors.bad_request"
+handler403 = "editor.views.errors.permission_denied"
+handler404 = "editor.views.errors.page_not_found"
+handler500 = "editor.views.errors.server_error"

@@ -86,7 +86,8 @@ def varied(dataset, annotator, curator):
 
     from editor import formats
     from editor.models import Status, Transcript
-    from editor.storage import create_transcript, save_transcript
+    from editor.storage.create import create_transcript
+    from editor.storage.save import save_transcript
     from tests.editor.samples import conversation
 
     M = formats.Message
@@ -142,7 +143,7 @@ def varied(dataset, annotator, curator):
 def make_transcript(dataset, author, title, *messages):
     """A transcript in openchatml-2.2 of ``messages``, made through the write path."""
     from editor import formats
-    from editor.storage import create_transcript
+    from editor.storage.create import create_transcript
 
     text = formats.serialize(formats.Transcript(spec="openchatml-2.2", messages=list(messages)))
     return create_transcript(dataset, author=author, title=title, text=text)

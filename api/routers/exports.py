@@ -6,7 +6,7 @@ For a dataset too big to stream while you wait (`GET /datasets/{slug}/export` st
 from django.http import FileResponse, Http404
 from ninja import Router, Status
 
-from editor.export_tasks import check_may_see, downloadable, start_export_task
+from editor.exporting.tasks import check_may_see, downloadable, start_export_task
 from editor.models import Dataset, ExportTask
 from editor.tasks import current
 

@@ -3,7 +3,7 @@
 from ninja import File, Form, Router, Status
 from ninja.files import UploadedFile
 
-from editor.import_tasks import start_import_task
+from editor.importing.tasks import start_import_task
 
 from ..access import visible_dataset, visible_import_task
 from ..errors import errors

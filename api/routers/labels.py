@@ -1,4 +1,4 @@
-"""Label schemas (``editor.labels``) and annotations (``editor.annotations``).
+"""Label schemas (``editor.labels``) and annotations (``editor.labels.annotations``).
 
 Curators write schemas; every member reads them. Annotators, reviewers and curators answer
 (their own answers only); reviewers and curators read everyone's answers, annotators their
@@ -9,7 +9,8 @@ from django.http import Http404
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from editor import annotations, labels
+from editor import labels
+from editor.labels import annotations
 from editor.models import LabelSchema
 
 from ..access import visible_annotation, visible_dataset, visible_label_schema, visible_transcript

@@ -11,8 +11,8 @@ from ninja import Router, Status
 from ninja.errors import HttpError
 
 from editor import editing
+from editor.errors import InvalidContent
 from editor.models import Transcript
-from editor.storage import InvalidContent
 from editor.visibility import FULL_CONTENT, require_audience
 
 from ..access import visible_transcript

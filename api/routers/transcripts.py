@@ -12,13 +12,9 @@ from editor.exporting import export_transcript
 from editor.formats.render import render as render_transcript
 from editor.models import Transcript
 from editor.revisions import diff_revisions, list_revisions, restore_revision
-from editor.storage import (
-    TranscriptContent,
-    create_transcript,
-    delete_transcript,
-    save_transcript,
-    undelete_transcript,
-)
+from editor.storage.content import TranscriptContent
+from editor.storage.create import create_transcript
+from editor.storage.save import delete_transcript, save_transcript, undelete_transcript
 from editor.visibility import FULL_CONTENT, export_audience, require_audience
 
 from ..access import visible_dataset, visible_transcript

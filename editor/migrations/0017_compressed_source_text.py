@@ -1,4 +1,4 @@
-"""Transcripts' source text stored compressed (editor.compressed): most of a database's size.
+"""Transcripts' source text stored compressed (editor.db.compressed): most of a database's size.
 
 A new column is filled from the old one in batches, then takes its name: changing the
 column's type in place would cast text to bytes in SQL, and PostgreSQL's text-to-bytea cast
@@ -7,12 +7,12 @@ reads backslashes as escapes.
 
 from django.db import migrations
 
-import editor.compressed
+import editor.db.compressed
 from editor.migrations._columns import copy_column
 
 
 def compress_sources(apps, schema_editor):
-    from editor.compressed import pack
+    from editor.db.compressed import pack
 
     binary = schema_editor.connection.Database.Binary
     copy_column(
@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="transcript",
             name="source_packed",
-            field=editor.compressed.CompressedTextField(blank=True),
+            field=editor.db.compressed.CompressedTextField(blank=True),
         ),
         migrations.RunPython(compress_sources, decompress_sources, elidable=False),
         migrations.RemoveField(model_name="transcript", name="source_text"),

@@ -1,11 +1,11 @@
-"""JSON columns written compactly (``editor.compact_json``): only the fields' encoder
+"""JSON columns written compactly (``editor.db.compact_json``): only the fields' encoder
 changes, which is no change to the database's schema (altering the fields would make SQLite
 copy the tables). Rows written before keep their spaces and escapes; both read the same.
 """
 
 from django.db import migrations, models
 
-import editor.compact_json
+import editor.db.compact_json
 
 
 class Migration(migrations.Migration):
@@ -20,40 +20,40 @@ class Migration(migrations.Migration):
                     model_name="message",
                     name="attrs",
                     field=models.JSONField(
-                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                        blank=True, default=dict, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
                 migrations.AlterField(
                     model_name="revision",
                     name="snapshot",
-                    field=models.JSONField(encoder=editor.compact_json.CompactJSONEncoder),
+                    field=models.JSONField(encoder=editor.db.compact_json.CompactJSONEncoder),
                 ),
                 migrations.AlterField(
                     model_name="transcript",
                     name="attrs",
                     field=models.JSONField(
-                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                        blank=True, default=dict, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
                 migrations.AlterField(
                     model_name="transcript",
                     name="diagnostics",
                     field=models.JSONField(
-                        blank=True, default=list, encoder=editor.compact_json.CompactJSONEncoder
+                        blank=True, default=list, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
                 migrations.AlterField(
                     model_name="transcript",
                     name="header",
                     field=models.JSONField(
-                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                        blank=True, default=dict, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
                 migrations.AlterField(
                     model_name="transcript",
                     name="metadata",
                     field=models.JSONField(
-                        blank=True, default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                        blank=True, default=dict, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
             ],

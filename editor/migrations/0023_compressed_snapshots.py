@@ -1,4 +1,4 @@
-"""Revisions' snapshots stored compressed (``editor.compressed.CompressedJSONField``).
+"""Revisions' snapshots stored compressed (``editor.db.compressed.CompressedJSONField``).
 
 A revision that is not the newest holds the whole state it saved, source text included: a
 transcript of 4 MB edited ten times kept 40 MB of copies. Each is now its compact JSON as a
@@ -11,13 +11,13 @@ name.
 
 from django.db import migrations, models
 
-import editor.compact_json
-import editor.compressed
+import editor.db.compact_json
+import editor.db.compressed
 from editor.migrations._columns import copy_column
 
 
 def compress_snapshots(apps, schema_editor):
-    from editor.compressed import CompressedJSONField
+    from editor.db.compressed import CompressedJSONField
 
     packed = CompressedJSONField()
     connection = schema_editor.connection
@@ -34,7 +34,7 @@ def compress_snapshots(apps, schema_editor):
 def decompress_snapshots(apps, schema_editor):
     import json
 
-    from editor.compact_json import CompactJSONEncoder
+    from editor.db.compact_json import CompactJSONEncoder
 
     copy_column(
         apps,
@@ -55,7 +55,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="revision",
             name="snapshot_packed",
-            field=editor.compressed.CompressedJSONField(default=dict),
+            field=editor.db.compressed.CompressedJSONField(default=dict),
             preserve_default=False,
         ),
         migrations.RunPython(compress_snapshots, decompress_snapshots, elidable=False),
@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
                     model_name="revision",
                     name="snapshot",
                     field=models.JSONField(
-                        default=dict, encoder=editor.compact_json.CompactJSONEncoder
+                        default=dict, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 )
             ]

@@ -1,11 +1,11 @@
 """Transcripts' diagnostics written without what their codes say already
-(``editor.compact_json.DiagnosticsField``): a change of the field's Python side only, so of
+(``editor.db.compact_json.DiagnosticsField``): a change of the field's Python side only, so of
 the state only. Rows written before keep every key and read the same.
 """
 
 from django.db import migrations
 
-import editor.compact_json
+import editor.db.compact_json
 
 
 class Migration(migrations.Migration):
@@ -19,8 +19,8 @@ class Migration(migrations.Migration):
                 migrations.AlterField(
                     model_name="transcript",
                     name="diagnostics",
-                    field=editor.compact_json.DiagnosticsField(
-                        blank=True, default=list, encoder=editor.compact_json.CompactJSONEncoder
+                    field=editor.db.compact_json.DiagnosticsField(
+                        blank=True, default=list, encoder=editor.db.compact_json.CompactJSONEncoder
                     ),
                 ),
             ]

@@ -1,5 +1,5 @@
 """A message row may say where its content is in its transcript's source text instead of
-holding a second copy (``editor.message_text``; SQLite only, docs/storage.md).
+holding a second copy (``editor.db.message_text``; SQLite only, docs/storage.md).
 
 - ``Message.content`` becomes ``stored_content`` in the model, the same column: "" where the
   row has a span (``content_start``, ``content_end``, ``content_escaped``, added here).
@@ -8,7 +8,7 @@ holding a second copy (``editor.message_text``; SQLite only, docs/storage.md).
   (``editor.search_index``), as it has done for inserts since migration 0015.
 
 The rows already stored on SQLite are turned into spans here, as ``editor.storage`` writes
-them (``spans_for`` is ``editor.message_text.locate`` as it is at this migration; a span is
+them (``spans_for`` is ``editor.db.message_text.locate`` as it is at this migration; a span is
 right by construction, whatever finds it). The file keeps its size until a ``VACUUM``; the
 pages freed are used by what is written next. Backwards, the contents are read from the
 source texts into the rows again, then the triggers come back (last, after any table

@@ -3,7 +3,7 @@ import json
 from django import template
 from django.utils.safestring import SafeString
 
-from editor.markup import pretty_json_body, render_markdown
+from editor.presentation.markup import pretty_json_body, render_markdown
 
 register = template.Library()
 
@@ -16,7 +16,7 @@ def pretty_json(value) -> str:
 
 @register.filter
 def markdown(text: str) -> SafeString:
-    """A message body as sanitized HTML (editor.markup.render_markdown)."""
+    """A message body as sanitized HTML (editor.presentation.markup.render_markdown)."""
     return render_markdown(text or "")
 
 

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from editor.models import ApiToken
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 PREFIX = "/api/v1"

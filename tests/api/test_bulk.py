@@ -18,7 +18,7 @@ from editor.models import (
     TaskStatus,
     Transcript,
 )
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 from .conftest import assert_error

@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from editor.models import ImportTask, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation, demo_texts
 
 from .conftest import PREFIX, assert_error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from editor.models import Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.api.conftest import api_client_for, assert_error
 from tests.editor.samples import demo_texts
 

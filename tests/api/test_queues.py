@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from editor.models import Membership, Role, Status, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.api.conftest import api_client_for, assert_error
 from tests.editor.samples import conversation
 
@@ -144,8 +144,8 @@ def test_figures_for_reviewers(as_annotator, as_curator, queue_id, dataset, cura
 
 
 def test_a_queue_over_a_label_value(as_curator, as_annotator, dataset, curator, drafts):
-    from editor.annotations import answer, submit_answers
     from editor.labels import create_label_schema
+    from editor.labels.annotations import answer, submit_answers
 
     schema = create_label_schema(
         dataset,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from editor.storage import save_transcript
+from editor.storage.save import save_transcript
 
 from .conftest import assert_error
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+from editor.storage.content import TranscriptContent
+from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
 
 from .conftest import assert_error

@@ -12,7 +12,8 @@ from ninja.responses import NinjaJSONEncoder
 from api.schemas import TranscriptOut
 from editor import formats
 from editor.models import Dataset, Membership, Role, Transcript
-from editor.storage import create_transcript, delete_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import delete_transcript, save_transcript
 
 from .conftest import assert_error
 

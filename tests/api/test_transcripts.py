@@ -4,7 +4,8 @@ render per audience, export, validate."""
 import pytest
 
 from editor.models import Transcript
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.editor.samples import conversation
 
 from .conftest import assert_error

@@ -12,7 +12,8 @@ import json
 import pytest
 
 from editor.models import Revision, Transcript
-from editor.storage import NOTE_LENGTH, delete_transcript, save_transcript
+from editor.storage.content import NOTE_LENGTH
+from editor.storage.save import delete_transcript, save_transcript
 
 from .conftest import assert_error
 

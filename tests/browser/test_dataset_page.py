@@ -5,10 +5,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from editor.annotations import create_annotation, submit_annotation
 from editor.labels import create_label_schema
+from editor.labels.annotations import create_annotation, submit_annotation
 from editor.models import Dataset, Membership, Role, Status, Transcript
-from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+from editor.storage.content import TranscriptContent
+from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
 
 

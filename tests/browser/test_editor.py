@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from editor import formats
 from editor.models import Dataset, Membership, Role, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.browser.conftest import SCREENSHOTS, settled
 from tests.editor.samples import demo_texts
 

@@ -5,7 +5,8 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from editor.models import Dataset, Membership, Role
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 
 FIRST = "<|start|>user<|message|>Capital of Australia?<|end|>\n<|start|>assistant<|channel|>final<|message|>Sydney.<|end|>\n"
 

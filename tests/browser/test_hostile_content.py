@@ -19,7 +19,8 @@ from playwright.sync_api import expect
 
 from editor import labels, queues
 from editor.models import Dataset, Membership, Role, Transcript
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.browser.conftest import SCREENSHOTS, settled
 from tests.browser.test_editor import PASSWORD, log_in
 

@@ -18,7 +18,7 @@ from editor.models import (
     QueueAssignment,
     Role,
 )
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.browser.conftest import settled
 from tests.editor.samples import conversation
 

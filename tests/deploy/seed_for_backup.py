@@ -7,10 +7,11 @@ answers, a queue with a claim, an API token.
 from django.contrib.auth import get_user_model
 
 from editor import queues
-from editor.annotations import create_annotation
 from editor.labels import create_label_schema
+from editor.labels.annotations import create_annotation
 from editor.models import ApiToken, Dataset, Membership, Role
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 
 User = get_user_model()
 curator = User.objects.create_user("curator", password="a-long-backup-password")

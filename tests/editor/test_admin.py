@@ -9,7 +9,7 @@ from django.utils.html import escape
 
 from editor import formats
 from editor.models import Dataset, Message, Revision, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 
 from .samples import conversation
 
@@ -63,7 +63,7 @@ def test_messages_are_listed_read_only_on_the_transcript_page(admin_client, tran
 def test_the_transcript_page_reads_the_transcript_once_however_many_messages(
     admin_client, dataset, curator
 ):
-    """Contents read from the source text (editor.message_text) come from the transcript
+    """Contents read from the source text (editor.db.message_text) come from the transcript
     shown, not from a query (and a decompression) for each message row."""
     messages = [
         formats.Message(role="user", content=f"Question {n}: where do the tides come from?")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from editor.agreement import (
+from editor.labels.agreement import (
     ALPHA,
     KAPPA,
     agreement,

@@ -1,4 +1,4 @@
-"""Annotations (editor/annotations.py): targets and values checked, one's own answers only,
+"""Annotations (editor/labels/annotations.py): targets and values checked, one's own answers only,
 answers keep their schema version, and message/span anchors follow every edit through the one
 save path."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from django.db.models import RestrictedError
 
-from editor import annotations, editing, labels
-from editor.annotations import align
+from editor import editing, labels
 from editor.errors import NotAllowed
-from editor.labels import InvalidAnswer
+from editor.labels import InvalidAnswer, annotations
+from editor.labels.annotations import align
 from editor.models import (
     AnchorState,
     Annotation,
@@ -18,7 +18,8 @@ from editor.models import (
     LabelSchemaVersion,
     Transcript,
 )
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.editor.test_labels import QUESTIONS
 
 pytestmark = pytest.mark.django_db

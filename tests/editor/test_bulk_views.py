@@ -1,4 +1,4 @@
-"""The dataset page's bulk bar (editor.bulk_views): ticked rows or everything matching the
+"""The dataset page's bulk bar (editor.views.bulk): ticked rows or everything matching the
 table's filters, the answer swapped into the table, Undo after a delete, big selections
 followed in the background."""
 
@@ -16,7 +16,7 @@ from editor.models import (
     Role,
     Transcript,
 )
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db

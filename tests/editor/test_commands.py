@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from editor.models import Dataset, ImportTask, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation, demo_texts
 
 pytestmark = pytest.mark.django_db

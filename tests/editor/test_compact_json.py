@@ -1,13 +1,13 @@
-"""JSON columns written compactly (editor.compact_json)."""
+"""JSON columns written compactly (editor.db.compact_json)."""
 
 import json
 
 import pytest
 from django.db import connection
 
-from editor.compact_json import CompactJSONEncoder
+from editor.db.compact_json import CompactJSONEncoder
 from editor.models import Transcript, TranscriptFilter
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 
 METADATA = {"source": "Пример", "tags": ["日本語", "a b"], "n": 1, "quote": 'say "hi"\n'}
 

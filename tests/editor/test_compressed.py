@@ -1,4 +1,4 @@
-"""Transcripts' source text and revisions' snapshots stored compressed (editor.compressed,
+"""Transcripts' source text and revisions' snapshots stored compressed (editor.db.compressed,
 migrations 0017 and 0023)."""
 
 import pytest
@@ -7,9 +7,10 @@ from django.db.migrations.executor import MigrationExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
-from editor.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack, unpack_prefix
+from editor.db.compressed import MIN_COMPRESSED_LENGTH, ZSTD_MAGIC, pack, unpack, unpack_prefix
 from editor.models import Revision, Transcript
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.editor.samples import conversation
 
 # Backslashes (which PostgreSQL's text-to-bytea cast would read as escapes), non-ASCII and a

@@ -7,7 +7,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from editor.models import CONTAINS_COLUMNS, Transcript, TranscriptFilter
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 
 COLUMNS = [column for column, _ in CONTAINS_COLUMNS.values()]
 USER = {"role": "user", "content": "Hi"}

@@ -7,7 +7,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from editor.models import Dataset, Membership, MembershipChange, Role, Status, Transcript
-from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+from editor.storage.content import TranscriptContent
+from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from editor import editing, formats
+from editor.errors import ConflictError, InvalidContent, NotAllowed
 from editor.models import Revision, Status, Transcript
-from editor.storage import ConflictError, InvalidContent, NotAllowed, create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.test import Client
 
 from editor import formats
 from editor.models import Membership, Role, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import demo_texts
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
-from editor import error_views
+from editor.views import errors as error_views
 from ocm_site import urls
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def test_a_multipart_body_without_a_boundary_is_a_400_page(client, curator, data
 
 
 def test_the_500_page_shows_no_traceback():
-    assert urls.handler500 == "editor.error_views.server_error"
+    assert urls.handler500 == "editor.views.errors.server_error"
     try:
         raise RuntimeError("secret detail of the crash")
     except RuntimeError:

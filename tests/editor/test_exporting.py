@@ -10,10 +10,12 @@ import tracemalloc
 import pytest
 
 from editor import formats
+from editor.errors import InvalidContent
 from editor.exporting import export_dataset, export_transcript
 from editor.importing import import_transcripts
 from editor.models import Dataset, Message, Status, Transcript
-from editor.storage import InvalidContent, create_transcript, delete_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import delete_transcript, save_transcript
 from tests.editor.samples import conversation, demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ import pytest
 
 from editor.exporting import export_dataset
 from editor.models import Dataset
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation, demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,8 @@
 import pytest
 
 from editor.models import Revision, RevisionKind
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 
 FIRST = "<|start|>user<|message|>What is 2 + 2?<|end|>\n<|start|>assistant<|channel|>final<|message|>5.<|end|>\n"
 FIXED = FIRST.replace("5.", "4.")

@@ -6,7 +6,7 @@ import json
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from editor.import_tasks import progress_of
+from editor.importing.tasks import progress_of
 from editor.models import ImportTask, TaskStatus, Transcript
 
 TWO_LINES = (
@@ -256,7 +256,7 @@ def test_an_export_that_loses_nothing_says_so_and_works_without_javascript(
 def test_too_big_an_export_is_not_converted_while_the_user_waits(
     client, dataset, annotator, django_capture_on_commit_callbacks, monkeypatch
 ):
-    monkeypatch.setattr("editor.views.PREVIEW_LIMIT", 1)
+    monkeypatch.setattr("editor.views.datasets.PREVIEW_LIMIT", 1)
     client.force_login(annotator)
     post_import(client, dataset, TWO_LINES, django_capture_on_commit_callbacks)
     html = preview(client, dataset, spec="chatml").content.decode()

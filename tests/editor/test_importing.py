@@ -12,9 +12,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from editor.errors import InvalidContent, NotAllowed
 from editor.importing import Action, ImportRejected, import_transcripts
 from editor.models import Message, Revision, Transcript
-from editor.storage import InvalidContent, NotAllowed, delete_transcript
+from editor.storage.save import delete_transcript
 from tests.editor.samples import conversation, demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db
@@ -540,7 +541,7 @@ def test_a_jsonl_file_starting_with_a_byte_order_mark_is_read_whole(dataset, nam
 def test_a_large_import_refreshes_the_planners_statistics(dataset, monkeypatch, count, refreshed):
     """Searches right after a big import used the GIN index only once PostgreSQL had
     statistics for the new rows (1.5 s against 1.5 ms): the import asks for them."""
-    monkeypatch.setattr("editor.planner_stats.LARGE_IMPORT", 3)
+    monkeypatch.setattr("editor.storage.planner_stats.LARGE_IMPORT", 3)
     data = jsonl(*(envelope(f"t{n}") for n in range(count)))
     with CaptureQueriesContext(connection) as seen:
         import_transcripts(data, dataset=dataset, name="many.jsonl")
@@ -557,9 +558,9 @@ def test_statistics_that_cannot_be_refreshed_do_not_fail_the_import(dataset, mon
     def busy(*args, **kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr("editor.planner_stats.LARGE_IMPORT", 1)
+    monkeypatch.setattr("editor.storage.planner_stats.LARGE_IMPORT", 1)
     monkeypatch.setattr(
-        "editor.planner_stats.connection", SimpleNamespace(vendor="sqlite", cursor=busy)
+        "editor.storage.planner_stats.connection", SimpleNamespace(vendor="sqlite", cursor=busy)
     )
     report = import_transcripts(jsonl(envelope("a")), dataset=dataset, name="one.jsonl")
     assert report.counts["created"] == 1

@@ -7,12 +7,13 @@ import json
 
 import pytest
 
-from editor import formats, spec_words
-from editor.annotations import create_annotation
+from editor import formats
 from editor.exporting import export_dataset
 from editor.formats.codecs.bodytext import logical_text
 from editor.labels import create_label_schema
-from editor.storage import create_transcript
+from editor.labels.annotations import create_annotation
+from editor.presentation import spec_words
+from editor.storage.create import create_transcript
 from tests.editor.samples import demo_texts
 
 pytestmark = pytest.mark.django_db

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from editor.annotations import create_annotation, submit_annotation
 from editor.errors import InvalidContent
-from editor.label_filters import filter_choices, parse_label_filter, pickable_questions
 from editor.labels import create_label_schema
+from editor.labels.annotations import create_annotation, submit_annotation
+from editor.labels.filters import filter_choices, parse_label_filter, pickable_questions
 from editor.models import Transcript, TranscriptFilter
 from tests.editor.test_dataset_pages import add_transcripts, row_ids
 

@@ -7,7 +7,7 @@ import pytest
 
 from editor.labels import create_label_schema
 from editor.models import Annotation
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -123,7 +123,7 @@ def test_tag_a_span_then_remove_it(client, transcript, annotator, schema):
 
 
 def test_someone_elses_tag_cannot_be_removed(client, transcript, annotator, curator, schema):
-    from editor.annotations import create_annotation
+    from editor.labels.annotations import create_annotation
 
     span = create_annotation(
         transcript,

@@ -6,7 +6,7 @@ import pytest
 from django.template import Context, Template
 from django.utils.safestring import SafeString
 
-from editor.markup import MARKDOWN_SIZE_LIMIT, pretty_json_body, render_markdown
+from editor.presentation.markup import MARKDOWN_SIZE_LIMIT, pretty_json_body, render_markdown
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ from django.test.utils import CaptureQueriesContext
 
 from editor.importing import import_transcripts
 from editor.models import Transcript
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.editor.samples import conversation
 from tests.editor.test_importing import envelope, jsonl
 

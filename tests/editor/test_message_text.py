@@ -1,4 +1,4 @@
-"""A message's content kept once (editor.message_text): on SQLite a row says where its content
+"""A message's content kept once (editor.db.message_text): on SQLite a row says where its content
 is in the transcript's source text; every read gives the content back, through every kind of
 edit, and the search index follows the rows without reading them."""
 
@@ -11,10 +11,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from editor import formats
-from editor.message_text import MIN_SPANNED_LENGTH, Span, content_at, locate
+from editor.db.message_text import MIN_SPANNED_LENGTH, Span, content_at, locate
 from editor.models import Message, Transcript
 from editor.search_index import texts
-from editor.storage import create_transcript, save_transcript
+from editor.storage.create import create_transcript
+from editor.storage.save import save_transcript
 from tests.formats.conftest import fixture_inputs, read_input
 
 LONG = "The moon's gravity pulls the oceans into two bulges."

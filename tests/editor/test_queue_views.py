@@ -7,7 +7,7 @@ import pytest
 
 from editor import queues
 from editor.models import AssignmentState, QueueAssignment, ReviewQueue, Status, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -199,7 +199,7 @@ def test_viewers_give_no_answers(client, queue, viewer, schema):
 def test_the_dashboard_shows_label_distributions_and_agreement(
     client, dataset, curator, annotator, schema, django_user_model
 ):
-    from editor.annotations import answer
+    from editor.labels.annotations import answer
     from editor.models import Membership, Role
 
     second = django_user_model.objects.create_user("second")
@@ -251,7 +251,7 @@ def test_the_reviewer_sees_the_fixes_made_while_working(client, queue, annotator
 def test_the_reviewer_sees_each_annotators_answers_side_by_side(
     client, dataset, curator, annotator, schema, django_user_model
 ):
-    from editor.annotations import answer
+    from editor.labels.annotations import answer
     from editor.models import Membership, Role
 
     second = django_user_model.objects.create_user("second")

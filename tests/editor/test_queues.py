@@ -22,7 +22,8 @@ from editor.models import (
     Status,
     Transcript,
 )
-from editor.storage import NewTranscript, TranscriptContent, create_transcripts
+from editor.storage.content import TranscriptContent
+from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from editor.errors import ConflictError
 from editor.models import HistoryBroken, Revision, RevisionKind, Transcript
 from editor.revisions import diff_revisions, diff_snapshots, list_revisions, restore_revision
-from editor.storage import (
-    ConflictError,
-    create_transcript,
-    delete_transcript,
-    save_transcript,
-    undelete_transcript,
-)
+from editor.storage.create import create_transcript
+from editor.storage.save import delete_transcript, save_transcript, undelete_transcript
 from tests.editor.samples import conversation, demo_texts
 
 pytestmark = pytest.mark.django_db

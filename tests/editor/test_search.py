@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from editor import formats
 from editor.models import SEARCH_WORD_RE, Message, Transcript, TranscriptFilter
-from editor.storage import delete_transcript, save_transcript
+from editor.storage.save import delete_transcript, save_transcript
 from tests.conftest import make_transcript
 
 pytestmark = pytest.mark.django_db

@@ -138,7 +138,7 @@ def test_a_message_looked_up_matches_as_in_the_whole_search(beacons, query, sear
 def test_the_page_says_an_estimate_is_one(client, annotator, beacons, monkeypatch):
     for name, value in PAST_ESTIMATES.items():
         monkeypatch.setattr(search, name, value)
-    monkeypatch.setattr("editor.views.PAGE_SIZE", PER_PAGE)
+    monkeypatch.setattr("editor.views.datasets.PAGE_SIZE", PER_PAGE)
     client.force_login(annotator)
     url = reverse("dataset", args=[beacons.slug])
     html = client.get(url, {"q": "beacon", "sort": "title"}).content.decode()

@@ -5,20 +5,17 @@ from __future__ import annotations
 import pytest
 
 from editor import formats
-from editor.models import Dataset, Message, Revision, RevisionKind, Transcript
-from editor.storage import (
+from editor.errors import (
     ConflictError,
     InvalidContent,
     NotAllowed,
     StorageError,
-    TranscriptContent,
     TranscriptDeleted,
-    check_storable,
-    create_transcript,
-    delete_transcript,
-    save_transcript,
-    undelete_transcript,
 )
+from editor.models import Dataset, Message, Revision, RevisionKind, Transcript
+from editor.storage.content import TranscriptContent, check_storable
+from editor.storage.create import create_transcript
+from editor.storage.save import delete_transcript, save_transcript, undelete_transcript
 from tests.editor.samples import conversation, demo_texts, readable_specs
 
 pytestmark = pytest.mark.django_db

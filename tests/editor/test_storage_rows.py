@@ -1,4 +1,4 @@
-"""Transcript, Message and Revision rows are written without the ORM (editor.storage._insert_rows:
+"""Transcript, Message and Revision rows are written without the ORM (editor.storage.insert_rows:
 many rows an INSERT statement on SQLite, COPY on PostgreSQL): they must hold exactly what the
 ORM would have stored, JSON and dates included, on each database, and the search index must
 know every message."""
@@ -10,15 +10,13 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from editor import formats, storage
+from editor import formats
+from editor.db import bulk_insert
 from editor.models import Message, Revision, RevisionKind, Status, Transcript
-from editor.storage import (
-    MESSAGE_COLUMNS,
-    NewTranscript,
-    TranscriptContent,
-    create_transcripts,
-    save_transcript,
-)
+from editor.storage.content import TranscriptContent
+from editor.storage.create import NewTranscript, create_transcripts
+from editor.storage.message_rows import MESSAGE_COLUMNS
+from editor.storage.save import save_transcript
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +40,7 @@ MESSAGES = [
 
 
 def test_every_canonical_field_is_written():
-    # The content as stored: the text, or where it is in the source text (editor.message_text).
+    # The content as stored: the text, or where it is in the source text (editor.db.message_text).
     assert set(Message.STORED_FIELDS) <= set(MESSAGE_COLUMNS)
 
 
@@ -126,7 +124,7 @@ def test_transcript_rows_hold_what_the_orm_would_store(dataset, curator):
 def test_many_rows_a_statement_keep_their_order_and_ids(
     dataset, curator, monkeypatch, per_statement
 ):
-    monkeypatch.setattr(storage, "ROWS_PER_INSERT", per_statement)
+    monkeypatch.setattr(bulk_insert, "ROWS_PER_INSERT", per_statement)
     items = [
         NewTranscript(
             TranscriptContent.from_canonical(
@@ -180,7 +178,7 @@ def test_a_row_the_database_refuses_is_djangos_error_and_writes_nothing(dataset,
     row = (made.pk, 0, "user", "again", *[None] * 11, {}, None)  # index 0 is taken
     assert len(row) == len(MESSAGE_COLUMNS)
     with pytest.raises(IntegrityError), transaction.atomic():
-        storage._insert_rows(Message, MESSAGE_COLUMNS, [row])
+        bulk_insert.insert_rows(Message, MESSAGE_COLUMNS, [row])
     assert made.messages.count() == len(MESSAGES)
 
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from editor import background
-from editor.import_tasks import progress_of, start_import_task
+from editor.importing.tasks import progress_of, start_import_task
 from editor.models import ImportTask, TaskStatus, TaskWorker, Transcript
 from editor.tasks import current, recover_dead_tasks
 
@@ -189,7 +189,7 @@ def test_an_import_taken_from_its_worker_midway_rolls_back_instead_of_committing
     """A worker thought dead (its task queued again) that was only slow: its import must not
     commit beside the new attempt's. Its success is recorded in the import's transaction, and
     finding the task no longer its own rolls everything back."""
-    import editor.import_tasks as import_tasks
+    import editor.importing.tasks as import_tasks
 
     task = queue_import(dataset, annotator)
     real = import_tasks._progress_dict

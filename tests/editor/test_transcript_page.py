@@ -2,7 +2,7 @@
 
 import pytest
 
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 
 SECRET = "SECRET-CHAIN-OF-THOUGHT"
 TEXT = (

@@ -1,5 +1,5 @@
 """A transcript shown as its own file has it: one turn per file message, fields in the
-spec's own words (editor.presentation.display_turns, editor.spec_words)."""
+spec's own words (editor.presentation.display.display_turns, editor.presentation.spec_words)."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 
 from editor import formats
 from editor.formats.render import ANNOTATOR, AUDIENCES, DEBUG, END_USER, render
-from editor.presentation import display_turns
+from editor.presentation.display import display_turns
 
 from .samples import demo_texts
 

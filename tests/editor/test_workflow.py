@@ -8,7 +8,7 @@ import pytest
 from editor import editing
 from editor.errors import NotAllowed
 from editor.models import Membership, Role, Status, Transcript
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from editor.workflow import TRANSITIONS, TransitionRefused
 from tests.editor.samples import conversation
 
@@ -108,7 +108,7 @@ def test_a_restore_of_approved_content_sends_it_back_to_review_too(transcript, c
 
 
 def test_a_title_change_keeps_approval(transcript, curator):
-    from editor.storage import save_transcript
+    from editor.storage.save import save_transcript
 
     approved = put_in(transcript, A)
     save_transcript(approved, expected_version=1, author=curator, title="Renamed")
@@ -116,7 +116,7 @@ def test_a_title_change_keeps_approval(transcript, curator):
 
 
 def test_a_stale_transition_is_a_conflict(transcript, curator):
-    from editor.storage import ConflictError
+    from editor.errors import ConflictError
 
     editing.apply_transition(transcript, "submit", expected_version=1, author=curator)
     with pytest.raises(ConflictError):

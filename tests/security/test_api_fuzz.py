@@ -29,8 +29,9 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 
-from editor import labels, queues, storage
+from editor import labels, queues
 from editor.models import ApiToken, Dataset, Membership, Role
+from editor.storage.create import create_transcript
 from tests.budget import examples
 from tests.editor.samples import conversation
 from tests.editor.test_labels import QUESTIONS
@@ -72,7 +73,7 @@ def world(django_user_model):
     dataset = Dataset.objects.create(name="Fuzz", slug="fuzz", default_spec="openchatml-2.2")
     Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
     transcripts = [
-        storage.create_transcript(
+        create_transcript(
             dataset, author=curator, text=conversation(), spec="openchatml-2.2", title=f"T{n}"
         )
         for n in range(3)

@@ -24,10 +24,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from editor import formats, queues
-from editor.export_tasks import run_export_task, start_export_task
+from editor.exporting.tasks import run_export_task, start_export_task
 from editor.labels import create_label_schema
 from editor.models import ApiToken, BulkTask, Dataset, ImportTask, Membership, Role
-from editor.storage import create_transcript
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -82,7 +82,7 @@ def _populate(dataset, curator, annotator, tag):
     queue = queues.create_queue(dataset, [transcript, spare], name=f"{tag} queue", author=curator)
     assignment = queues.claim_next(queue, annotator)
     schema = create_label_schema(dataset, author=curator, name=f"{tag} labels", questions=QUESTIONS)
-    from editor.annotations import create_annotation
+    from editor.labels.annotations import create_annotation
 
     annotation = create_annotation(
         transcript, annotator=annotator, schema=schema, question="helpful", value="yes"

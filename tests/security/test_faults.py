@@ -15,14 +15,14 @@ from unittest import mock
 import pytest
 from django.db import OperationalError
 
-from editor import storage
-from editor.import_tasks import start_import_task
+from editor.importing.tasks import start_import_task
 from editor.models import (
     QueueAssignment,
     Revision,
     TaskStatus,
     Transcript,
 )
+from editor.storage import create, save
 from tests.api.conftest import api_client_for
 from tests.editor.samples import conversation
 
@@ -33,7 +33,7 @@ DROPPED = OperationalError("server closed the connection unexpectedly")
 
 @pytest.fixture
 def transcript(dataset, annotator):
-    return storage.create_transcript(
+    return create.create_transcript(
         dataset, author=annotator, text=conversation(), spec="openchatml-2.2", title="Two turns"
     )
 
@@ -58,7 +58,7 @@ def _replace_then_fail(*args, **kwargs):
     raise DROPPED
 
 
-real_replace = storage._replace_messages
+real_replace = save.replace_messages
 
 
 def assert_database_unavailable_json(response):
@@ -110,7 +110,7 @@ def test_a_message_edit_that_fails_after_rewriting_messages_changes_nothing_api(
 ):
     before = state_of(transcript)
     client = api_client_for(annotator)
-    with mock.patch.object(storage, "_replace_messages", _replace_then_fail):
+    with mock.patch.object(save, "replace_messages", _replace_then_fail):
         response = client._send(
             client.client.patch,
             f"/transcripts/{transcript.pk}/messages/0",
@@ -125,7 +125,7 @@ def test_a_message_edit_that_fails_after_rewriting_messages_changes_nothing_page
 ):
     before = state_of(transcript)
     client.force_login(annotator)
-    with mock.patch.object(storage, "_replace_messages", _replace_then_fail):
+    with mock.patch.object(save, "replace_messages", _replace_then_fail):
         response = client.post(
             f"/transcripts/{transcript.pk}/messages/0/save/",
             {"content": "Changed", "version": transcript.version},
@@ -148,7 +148,7 @@ def test_an_import_that_fails_midway_imports_nothing_and_says_so(
     ]
     before = Transcript.all_objects.count()
     with (
-        mock.patch.object(storage, "_insert_messages", side_effect=DROPPED),
+        mock.patch.object(create, "insert_messages", side_effect=DROPPED),
         django_capture_on_commit_callbacks(execute=True),
     ):
         task = start_import_task(
@@ -204,7 +204,7 @@ def test_a_bug_in_a_write_is_still_a_500_not_a_503(transcript, annotator):
 @pytest.fixture
 def three(dataset, annotator):
     return [
-        storage.create_transcript(
+        create.create_transcript(
             dataset, author=annotator, text=conversation(), spec="openchatml-2.2", title=f"T{n}"
         )
         for n in range(3)

@@ -13,10 +13,11 @@ import zipfile
 
 import pytest
 
-from editor import importing, storage
+from editor import importing
+from editor.errors import InvalidContent
 from editor.importing import Action, ImportRejected, import_transcripts
 from editor.models import Transcript
-from editor.storage import InvalidContent
+from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 from tests.editor.test_importing import envelope, jsonl, nothing_written
 
@@ -144,7 +145,7 @@ def test_metadata_nested_deeper_than_json_is_read_is_refused_on_every_write(data
     for _ in range(200):
         deep = {"a": deep}
     with pytest.raises(InvalidContent) as caught:
-        storage.create_transcript(
+        create_transcript(
             dataset, author=curator, text=conversation(), spec="openchatml-2.2", metadata=deep
         )
     assert caught.value.code == "too-deep"

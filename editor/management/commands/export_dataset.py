@@ -18,9 +18,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from editor import formats
+from editor.errors import StorageError
 from editor.exporting import MESSAGES_SPEC, Format, export_dataset
 from editor.models import Dataset, Status
-from editor.storage import StorageError
 
 SHOWN_LOSSES = 10
 

@@ -19,9 +19,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from editor import formats
+from editor.errors import StorageError
 from editor.importing import ImportRejected, ImportReport, Kind, OnConflict, import_transcripts
 from editor.models import Dataset, validate_dataset_slug
-from editor.storage import StorageError
 
 SHOWN_FAILURES = 20
 SLUG_LENGTH = Dataset._meta.get_field("slug").max_length

@@ -14,8 +14,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from editor import membership
+from editor.errors import StorageError
 from editor.models import Dataset, Role, Transcript
-from editor.storage import StorageError, create_transcript
+from editor.storage.create import create_transcript
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 

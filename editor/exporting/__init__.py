@@ -1,0 +1,391 @@
+"""Exporting transcripts: ``export_transcript`` (one, any spec) and ``export_dataset`` (a
+stream of JSONL lines), for the UI, the API and the ``export_dataset`` management command.
+
+A transcript exported in its own spec is its stored source text, byte for byte, whenever that
+text says exactly what the canonical transcript says (``source_is_exact``); otherwise, and for
+any other spec, it goes through the spec core's conversion, whose losses are reported, never
+dropped silently.
+
+Dataset lines (``format="jsonl"``), one per transcript, read back by ``import_transcripts``
+as the same transcripts::
+
+    {"id": external id or null, "title": …, "spec": …, "status": …, "metadata": {…},
+     "text": "…"}            # a text spec: the transcript text
+     "document": {…}         # a JSON spec: the JSON document itself, not a string
+
+(a JSON-spec text that is not one JSON value, such as JSON Lines, goes out as ``"text"``).
+
+``format="messages"``: one Hugging Face / TRL chat row per transcript,
+``{"messages": [{"role", "content", …}], "tools": [...]}``, converted from the stored messages;
+other top-level keys of the OpenAI document are left out and reported as losses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from editor import formats
+from editor.errors import InvalidContent
+from editor.formats.model import SEMANTIC_FIELDS
+from editor.labels.export import placed_annotations
+from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
+
+CHUNK_SIZE = 500
+MESSAGES_SPEC = "openai-messages"  # the chat-dataset shape of TRL and Hugging Face
+ID_ATTR = "id"
+PREVIEW_LIMIT = 2000  # transcripts whose losses a page computes while the user waits (~1 s)
+MAX_KEPT_LOSSES = 1000  # a dataset export counts every loss but keeps only this many
+
+
+class Format(StrEnum):
+    JSONL = "jsonl"
+    MESSAGES = "messages"
+
+
+@dataclass
+class ExportedTranscript:
+    text: str
+    spec: str
+    losses: list[dict] = field(default_factory=list)
+    # For each message written, the indexes of the stored messages it comes from (labels
+    # follow their messages with it); None: the stored text, message for message.
+    origins: list[tuple[int, ...]] | None = None
+
+
+def export_transcript(
+    transcript: Transcript, *, spec: str | None = None, audience: str | None = None
+) -> ExportedTranscript:
+    """``transcript`` written in ``spec`` (its own by default), with what could not be said.
+
+    ``audience`` applies the rendering policy first (``"end_user"``: only what end users
+    see); the result is then a conversion, never the stored source text.
+    """
+    return _export(transcript, transcript.canonical, spec=spec, audience=audience)
+
+
+def _export(
+    transcript: Transcript,
+    load_canonical: Callable[[], formats.Transcript],
+    *,
+    spec: str | None,
+    audience: str | None,
+) -> ExportedTranscript:
+    target = spec or transcript.spec
+    if target not in formats.SPEC_IDS:
+        raise InvalidContent(
+            f"Unknown spec id {target!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            code="unknown-spec",
+        )
+    if audience is None and target == transcript.spec:
+        if transcript.source_is_exact:
+            return ExportedTranscript(transcript.source_text, target)
+        # An edit the spec cannot say: the stored text is the closest the spec gets.
+        return ExportedTranscript(
+            transcript.source_text, target, _unsaid(load_canonical(), transcript.source_text)
+        )
+    canonical = load_canonical()
+    shown = range(len(canonical.messages))
+    if audience is not None:
+        canonical, shown = _for_audience(canonical, audience)
+    from editor.formats.convert import map_transcript_traced
+
+    mapped, losses, origins = map_transcript_traced(canonical, target)
+    text = formats.serialize(mapped, target)
+    origins = [tuple(shown[index] for index in origin) for origin in origins]
+    return ExportedTranscript(text, target, [loss.to_dict() for loss in losses], origins)
+
+
+def _unsaid(canonical: formats.Transcript, text: str) -> list[dict]:
+    """What ``canonical`` holds that ``text`` (in its own spec) does not say, as losses in the
+    shape of the spec core's (``message_index``, ``field``, ``detail``)."""
+    said = formats.parse(text, canonical.spec).transcript
+    detail = f"not representable in {canonical.spec}"
+    losses = [
+        {"message_index": None, "field": name, "detail": detail}
+        for name in ("header", "attrs")
+        if getattr(said, name) != getattr(canonical, name)
+    ]
+    if len(said.messages) != len(canonical.messages):
+        losses.append({"message_index": None, "field": "messages", "detail": detail})
+    for index, (wanted, written) in enumerate(zip(canonical.messages, said.messages, strict=False)):
+        losses.extend(
+            {"message_index": index, "field": name, "detail": detail}
+            for name in SEMANTIC_FIELDS
+            if getattr(wanted, name) != getattr(written, name)
+        )
+    return losses
+
+
+def _for_audience(
+    canonical: formats.Transcript, audience: str
+) -> tuple[formats.Transcript, list[int]]:
+    """Only what ``audience`` sees, as a transcript that can be written in any spec, and the
+    index in ``canonical`` of each message kept.
+
+    The rendering policy decides; for ``end_user`` that drops system, developer, analysis,
+    tool traffic and hidden parts of texts, and the header and document attributes too
+    (model settings and tool lists are not shown to end users either).
+    """
+    from editor.formats.render import END_USER, render
+
+    if audience != END_USER:
+        raise InvalidContent(
+            f"Exports apply only the {END_USER} audience (got {audience!r}).",
+            code="invalid-request",
+        )
+    rendered = render(canonical, END_USER)
+    shown = formats.Transcript(
+        spec=canonical.spec,
+        messages=[
+            formats.Message(
+                role=item.role,
+                content=item.content,
+                channel=item.channel,
+                name=item.name,
+                intent=item.intent,
+                end=canonical.messages[item.index].end,
+            )
+            for item in rendered.items
+        ],
+    )
+    return shown, [item.index for item in rendered.items]
+
+
+class DatasetExport:
+    """An iterable of export lines (each ending in a newline) in constant memory.
+
+    Transcripts are read in primary-key order through ``iterator(chunk_size)`` (a
+    server-side cursor on PostgreSQL), their messages fetched per chunk only when a
+    conversion needs them. While it runs it counts transcripts and losses; ``losses`` keeps
+    the first ``MAX_KEPT_LOSSES`` as ``{"transcript": id, …loss}``.
+    """
+
+    def __init__(
+        self,
+        transcripts: TranscriptQuerySet,
+        *,
+        spec: str | None,
+        format: Format,
+        audience: str | None,
+        chunk_size: int,
+        with_annotations: bool = False,
+    ):
+        self.transcripts = transcripts
+        self.with_annotations = with_annotations
+        self.spec = spec
+        self.format = format
+        self.audience = audience
+        self.chunk_size = chunk_size
+        self.count = 0
+        self.loss_count = 0
+        self.losses: list[dict] = []
+        # What is lost, by field: how many transcripts lose it, and one detail as an example.
+        self.loss_summary: dict[str, dict] = {}
+
+    def __iter__(self) -> Iterator[str]:
+        rows = self.transcripts.order_by("pk").defer("diagnostics")
+        spec = MESSAGES_SPEC if self.format == Format.MESSAGES else self.spec
+        # Each transcript in its own spec needs only the stored text, no messages (a
+        # transcript whose text is not exact loads its messages itself, rarely).
+        text_only = spec is None and self.audience is None
+        if text_only:
+            source = rows.iterator(chunk_size=self.chunk_size)
+        else:
+            source = rows.iterator_with_canonical(self.chunk_size)
+        try:
+            yield from self._lines(source, spec, text_only)
+        finally:
+            # Closed here, inside the transaction that opened it: PostgreSQL's server-side
+            # cursor left to the garbage collector would be closed in a later transaction.
+            source.close()
+
+    def _lines(self, source, spec: str | None, text_only: bool) -> Iterator[str]:
+        for item in source:
+            if text_only:
+                row, load_canonical = item, item.canonical
+            else:
+                row, canonical = item
+                load_canonical = lambda canonical=canonical: canonical  # noqa: E731
+            if self.format == Format.MESSAGES:
+                line, exported = _chat_row(load_canonical(), self.audience)
+            else:
+                exported = _export(row, load_canonical, spec=spec, audience=self.audience)
+                line = self._line(row, exported)
+            losses = exported.losses
+            if self.format == Format.JSONL and losses and row.external_id:
+                losses = _not_carried_by_the_line(losses, row, load_canonical())
+            if self.with_annotations:
+                line["annotations"], label_losses = placed_annotations(
+                    row.annotations.select_related("schema_version__schema", "annotator").order_by(
+                        "pk"
+                    ),
+                    text=exported.text,
+                    spec=exported.spec,
+                    origins=exported.origins,
+                )
+                losses = [*losses, *label_losses]
+            self.count += 1
+            self._keep_losses(row, losses)
+            yield json.dumps(line, ensure_ascii=False) + "\n"
+
+    def _line(self, transcript: Transcript, exported: ExportedTranscript) -> dict:
+        line = {
+            "id": transcript.external_id or None,
+            "title": transcript.title,
+            "spec": exported.spec,
+            "status": transcript.status,
+            "metadata": transcript.metadata,
+        }
+        document = _json_document(exported) if exported.spec not in formats.TEXT_SPECS else None
+        if document is None:
+            line["text"] = exported.text
+        else:
+            line["document"] = document
+        return line
+
+    def summary(self) -> dict:
+        """What the lines written so far could not carry: how many transcripts, how many
+        losses, and for each lost field how many transcripts lose it (with one example)."""
+        return {
+            "transcripts": self.count,
+            "loss_count": self.loss_count,
+            "losses": dict(
+                sorted(self.loss_summary.items(), key=lambda kind: -kind[1]["transcripts"])
+            ),
+        }
+
+    def preview(self, limit: int) -> dict:
+        """The summary of the whole export, computed before anything is downloaded (every line
+        converted and dropped), or only ``{"transcripts": n, "too_many": True}`` when more
+        than ``limit`` would make the user wait: a prepared export then lists the losses."""
+        total = self.transcripts.count()
+        if total > limit:
+            return {"transcripts": total, "too_many": True}
+        for _line in self:
+            pass
+        return self.summary()
+
+    def with_summary_line(self) -> Iterator[str]:
+        """The lines, then ``{"summary": …}`` on one more line (a streamed export's trailer)."""
+        yield from self
+        yield json.dumps({"summary": self.summary()}, ensure_ascii=False) + "\n"
+
+    def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
+        self.loss_count += len(losses)
+        for lost, detail in {loss["field"]: loss["detail"] for loss in losses}.items():
+            kind = self.loss_summary.setdefault(lost, {"transcripts": 0, "example": detail})
+            kind["transcripts"] += 1
+        room = MAX_KEPT_LOSSES - len(self.losses)
+        if room > 0:
+            who = transcript.external_id or transcript.pk
+            self.losses.extend({"transcript": who, **loss} for loss in losses[:room])
+
+
+def _not_carried_by_the_line(
+    losses: list[dict], transcript: Transcript, canonical: formats.Transcript
+) -> list[dict]:
+    """An import line's ``id`` is both the transcript's external id and a key of the document
+    it was read from: a spec without document keys drops the key, but the export line's own
+    ``id`` still says it, so nothing is lost."""
+    if canonical.attrs.get(ID_ATTR) != transcript.external_id:
+        return losses
+    return [loss for loss in losses if loss["field"] != f"attrs.{ID_ATTR}"]
+
+
+def _json_document(exported: ExportedTranscript) -> dict | list | None:
+    """The JSON value of a JSON-spec text, or None when the text is not one JSON document:
+    an openchatml-json transcript kept as JSON Lines, or a draft imported with broken JSON.
+    Those go out as ``"text"``, which the importer reads in the line's spec just the same."""
+    try:
+        return json.loads(exported.text)
+    except ValueError:
+        return None
+
+
+# The columns of a TRL / Hugging Face chat dataset row.
+CHAT_ROW_KEYS = ("messages", "tools")
+
+
+def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict, list[dict]]:
+    """One ``{"messages": [...], "tools"?: [...]}`` row and what it could not carry.
+
+    Written from the canonical transcript (the rows: no layout), never from a stored text,
+    so that every row has the same shape whatever the transcript was imported as (a bare
+    message array, a document with extra top-level keys, a draft with broken JSON).
+    """
+    shown = range(len(canonical.messages))
+    if audience is not None:
+        canonical, shown = _for_audience(canonical, audience)
+    from editor.formats.convert import map_transcript_traced
+
+    mapped, losses, origins = map_transcript_traced(canonical, MESSAGES_SPEC)
+    text = formats.serialize(mapped, MESSAGES_SPEC)
+    origins = [tuple(shown[index] for index in origin) for origin in origins]
+    document = json.loads(text)
+    if isinstance(document, list):
+        document = {"messages": document}
+    losses = [loss.to_dict() for loss in losses]
+    losses.extend(
+        {
+            "message_index": None,
+            "field": f"attrs.{key}",
+            "detail": "dropped: a chat-dataset row holds only messages and tools",
+        }
+        for key in document
+        if key not in CHAT_ROW_KEYS
+    )
+    row = {key: document[key] for key in CHAT_ROW_KEYS if key in document}
+    return row, ExportedTranscript(text, MESSAGES_SPEC, losses, origins)
+
+
+def export_dataset(
+    dataset: Dataset,
+    *,
+    spec: str | None = None,
+    format: Format | str = Format.JSONL,
+    statuses: tuple[str, ...] | list[str] = (),
+    audience: str | None = None,
+    transcripts: TranscriptQuerySet | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    with_annotations: bool = False,
+) -> DatasetExport:
+    """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
+
+    ``spec`` None keeps each transcript's own spec. ``statuses`` keeps only those review
+    states. ``transcripts`` narrows the selection further (any QuerySet of the dataset's
+    transcripts: that is where label filters plug in). ``with_annotations`` adds each
+    transcript's annotations to its line, placed in the exported messages
+    (``editor.labels.export``); a label that cannot follow is a loss.
+    """
+    if spec is not None and spec not in formats.SPEC_IDS:
+        raise InvalidContent(
+            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            code="unknown-spec",
+        )
+    try:
+        format = Format(format)
+    except ValueError:
+        raise InvalidContent(
+            f"Unknown export format {format!r}; expected jsonl or messages.", code="invalid-request"
+        ) from None
+    unknown = set(statuses) - set(Status.values)
+    if unknown:
+        raise InvalidContent(
+            f"Unknown status {', '.join(sorted(unknown))}; expected one of: "
+            f"{', '.join(Status.values)}.",
+            code="invalid-request",
+        )
+    selection = (Transcript.objects.all() if transcripts is None else transcripts).filter(
+        dataset=dataset
+    )
+    return DatasetExport(
+        selection.with_status(*statuses),
+        spec=spec,
+        format=format,
+        audience=audience,
+        chunk_size=chunk_size,
+        with_annotations=with_annotations,
+    )

@@ -1,0 +1,157 @@
+"""Exports prepared as a file by a task worker, for datasets too big to stream while you wait.
+
+The export itself is ``editor.exporting.export_dataset`` (the same lines as the streamed
+export); this module gives it a task row, writes its lines to a file in
+``settings.OCM_EXPORT_DIR`` (renamed into place only once complete, so a half-written file is
+never offered) and records how many transcripts it holds and what they lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from editor import background
+from editor.errors import ExportNotReady, NotAllowed
+from editor.exporting import export_dataset
+from editor.models import Dataset, ExportTask, TaskStatus, Transcript
+from editor.visibility import export_audience
+
+logger = logging.getLogger(__name__)
+
+
+def check_export_allowed(dataset: Dataset, user, *, audience: str | None, with_annotations: bool):
+    """Raise NotAllowed unless ``user`` may export ``dataset`` so (viewers: end-user only)."""
+    export_audience(dataset, user, audience)
+    if with_annotations and not dataset.can_review(user):
+        raise NotAllowed("Only reviewers and curators export everyone's annotations.")
+
+
+def check_may_see(task: ExportTask, user) -> None:
+    """An export is seen only by those who could have made it (viewers: end-user ones)."""
+    check_export_allowed(
+        task.dataset,
+        user,
+        audience=task.options.get("audience"),
+        with_annotations=task.options.get("with_annotations", False),
+    )
+
+
+def start_export_task(
+    dataset: Dataset,
+    author,
+    *,
+    spec: str | None = None,
+    format: str = "jsonl",
+    statuses: list[str] | tuple[str, ...] = (),
+    audience: str | None = None,
+    with_annotations: bool = False,
+    ids: list[int] | None = None,
+) -> ExportTask:
+    """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
+    options are refused now, not in the worker."""
+    from editor.tasks import export_file
+
+    check_export_allowed(dataset, author, audience=audience, with_annotations=with_annotations)
+    options = {
+        "spec": spec,
+        "format": str(format),
+        "statuses": list(statuses),
+        "audience": audience,
+        "with_annotations": with_annotations,
+    }
+    if ids is not None:
+        options["ids"] = list(ids)
+    _lines(dataset, options)  # validates the options (unknown spec, status…)
+    task = ExportTask.objects.create(
+        dataset=dataset,
+        created_by=author,
+        options=options,
+        file_name=f"{dataset.slug}-{spec or format}.jsonl",
+    )
+    transaction.on_commit(lambda: export_file.enqueue(task.pk))
+    return task
+
+
+def run_export_task(task_pk: int) -> ExportTask | None:
+    """Write the export's file on this worker; None if it was not queued (any more)."""
+    if not background.claim(ExportTask, task_pk):
+        return None
+    task = ExportTask.objects.select_related("dataset").get(pk=task_pk)
+    export_dir = Path(settings.OCM_EXPORT_DIR)
+    export_dir.mkdir(parents=True, exist_ok=True)
+    final = export_dir / f"export-{uuid.uuid4().hex}.jsonl"
+    partial = final.with_suffix(".jsonl.part")
+    lines = _lines(task.dataset, task.options)
+    total = lines.transcripts.count()
+    with background.Heartbeat(ExportTask, task_pk) as heartbeat:
+        heartbeat.progress = {"transcripts": 0, "total": total}
+        try:
+            with open(partial, "w", encoding="utf-8", newline="") as out:
+                for line in lines:
+                    out.write(line)
+                    heartbeat.progress = {"transcripts": lines.count, "total": total}
+            os.replace(partial, final)
+        except Exception:
+            partial.unlink(missing_ok=True)
+            logger.exception("Export %s failed", task_pk)
+            background.finish(
+                ExportTask, task_pk, TaskStatus.FAILED, error="The export failed; try again."
+            )
+            raise
+    background.finish(
+        ExportTask,
+        task_pk,
+        TaskStatus.SUCCEEDED,
+        file_path=str(final),
+        size_bytes=final.stat().st_size,
+        transcript_count=lines.count,
+        losses={
+            "loss_count": lines.loss_count,
+            "summary": lines.loss_summary,
+            "losses": lines.losses,
+        },
+        progress={"transcripts": lines.count, "total": total},
+    )
+    task.refresh_from_db()
+    return task
+
+
+def _lines(dataset: Dataset, options: dict):
+    """The export's lines (``editor.exporting.export_dataset``) for the stored options."""
+    options = dict(options)
+    ids = options.pop("ids", None)
+    selection = None if ids is None else Transcript.objects.filter(pk__in=ids)
+    return export_dataset(dataset, transcripts=selection, **options)
+
+
+def progress_of(task: ExportTask) -> dict:
+    """``{transcripts, total, percent}``: live while it runs, final once done."""
+    data = {"transcripts": 0, "total": None, **(task.progress or {})}
+    if task.status == TaskStatus.SUCCEEDED:
+        data["percent"] = 100
+    elif data["total"]:
+        data["percent"] = min(100, int(100 * data["transcripts"] / data["total"]))
+    else:
+        data["percent"] = None
+    return data
+
+
+def downloadable(task: ExportTask) -> Path:
+    """The finished file; NotReady while the export runs or if it failed or was removed."""
+    if task.status != TaskStatus.SUCCEEDED:
+        raise ExportNotReady(f"The export is {task.status}: there is no file to download yet.")
+    path = Path(task.file_path)
+    if not path.exists():
+        raise ExportNotReady("The export's file was removed: start the export again.")
+    return path
+
+
+def remove_file(task: ExportTask) -> None:
+    if task.file_path:
+        Path(task.file_path).unlink(missing_ok=True)

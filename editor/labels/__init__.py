@@ -1,0 +1,327 @@
+"""Label schemas: what a schema may say, and writing one (create, new version, archive).
+
+A schema's content is a list of questions (``SchemaDefinition``), checked here with pydantic
+before anything is stored; an error names the question it is about. Versions are never
+rewritten: a change makes a new ``LabelSchemaVersion`` and answers keep the one they were
+given under (docs/labels.md). Which values fit a question is the question's own rule
+(``Question.check_value``), used by ``editor.labels.annotations``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from editor import formats
+from editor.errors import InvalidContent, NotAllowed, StorageError
+from editor.models import Dataset, LabelSchema, LabelSchemaVersion
+from editor.storage.storable import check_storable_text
+
+KINDS = ("choice", "multi_choice", "rating", "text", "span")
+TARGETS = ("transcript", "message")
+# Keys the queue view keeps for itself (j/k move between messages, s skips): a tag may not
+# take them.
+RESERVED_TAG_KEYS = frozenset("jks")
+OPTION_KEYS = frozenset("123456789")
+DEFAULT_TEXT_LENGTH = 10_000
+
+Text = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class InvalidLabelSchema(InvalidContent):
+    """A schema definition that does not hold; ``details`` lists each problem as
+    ``{question, field, message}`` (question: its key, or ``#n`` when it has none)."""
+
+    code = "invalid-label-schema"
+
+
+class LabelSchemaExists(StorageError):
+    code = "label-schema-exists"
+    status = 409
+
+
+class LabelSchemaChanged(StorageError):
+    """A new version was asked for on top of a version that is no longer the current one."""
+
+    code = "version-conflict"
+    status = 409
+
+
+class InvalidAnswer(InvalidContent):
+    code = "invalid-annotation"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Choice(_Strict):
+    """An option of a (multi-)choice question or a tag of a span question."""
+
+    value: Text
+    label: Text
+    key: str | None = Field(None, description="Shortcut: 1-9 for options, a letter for tags.")
+
+
+class Question(_Strict):
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    kind: Literal[KINDS]
+    prompt: str = Field(min_length=1, max_length=1000)
+    # Where the question applies: the whole transcript, or each message (a span is always in
+    # one message); ``roles``/``channels`` narrow "each message" ("each assistant final").
+    applies_to: Literal[TARGETS] | None = None
+    roles: list[Text] = []
+    channels: list[Text] = []
+    required: bool = False
+    options: list[Choice] = []  # choice, multi_choice
+    scale: int | None = Field(None, ge=2, le=10, description="rating: answers 1..scale")
+    tags: list[Choice] = []  # span
+    max_length: int | None = Field(None, ge=1, le=DEFAULT_TEXT_LENGTH)  # text
+
+    @model_validator(mode="after")
+    def _fits_its_kind(self) -> Question:
+        kind = self.kind
+        if self.applies_to is None:
+            self.applies_to = "message" if kind == "span" else "transcript"
+        if kind == "span" and self.applies_to != "message":
+            raise ValueError("a span question applies to messages")
+        if (self.roles or self.channels) and self.applies_to != "message":
+            raise ValueError("roles and channels narrow a question that applies to messages")
+        _only_for(self, "options", kind in ("choice", "multi_choice"))
+        _only_for(self, "scale", kind == "rating")
+        _only_for(self, "tags", kind == "span")
+        _only_for(self, "max_length", kind == "text")
+        if kind in ("choice", "multi_choice"):
+            _check_choices(self.options, "options", OPTION_KEYS, "a digit 1-9", minimum=2)
+        if kind == "rating" and self.scale is None:
+            raise ValueError("a rating question needs a scale (answers 1..scale, 2 to 10)")
+        if kind == "span":
+            letters = frozenset("abcdefghijklmnopqrstuvwxyz") - RESERVED_TAG_KEYS
+            _check_choices(self.tags, "tags", letters, "a letter other than j, k and s")
+        return self
+
+    def applies_to_message(self, message: formats.Message) -> bool:
+        return (
+            self.applies_to == "message"
+            and (not self.roles or message.role in self.roles)
+            and (not self.channels or message.channel in self.channels)
+        )
+
+    def check_value(self, value: Any) -> None:
+        """Raise ``InvalidAnswer`` unless ``value`` answers this question (a span's tag here;
+        its offsets are checked against its message by ``editor.labels.annotations``)."""
+        kind = self.kind
+        if kind in ("choice", "span"):
+            choices = self.options if kind == "choice" else self.tags
+            if not _is_one_of(value, choices):
+                raise self.refuse(f"the answer must be one of: {_values(choices)}")
+        elif kind == "multi_choice":
+            if (
+                not isinstance(value, list)
+                or not all(_is_one_of(v, self.options) for v in value)
+                or len(set(value)) != len(value)
+            ):
+                raise self.refuse(f"the answer must be a list of distinct {_values(self.options)}")
+        elif kind == "rating":
+            if type(value) is not int or not 1 <= value <= self.scale:
+                raise self.refuse(f"the answer must be a whole number from 1 to {self.scale}")
+        elif not isinstance(value, str) or not value.strip():
+            raise self.refuse("the answer must be some text")
+        else:
+            limit = self.max_length or DEFAULT_TEXT_LENGTH
+            if len(value) > limit:
+                raise self.refuse(f"the answer is longer than {limit} characters")
+            check_storable_text(value, f"The answer to {self.key!r}")
+
+    def refuse(self, reason: str) -> InvalidAnswer:
+        """The error for an answer to this question that does not fit, saying why."""
+        return InvalidAnswer(f"Question {self.key!r}: {reason}.", details={"question": self.key})
+
+
+def _only_for(question: Question, name: str, allowed: bool) -> None:
+    if not allowed and getattr(question, name) not in (None, []):
+        raise ValueError(f"{name} is not used by a {question.kind} question")
+
+
+def _check_choices(
+    choices: list[Choice], name: str, keys: frozenset[str], key_rule: str, minimum: int = 1
+) -> None:
+    if len(choices) < minimum:
+        raise ValueError(f"needs at least {minimum} {name}")
+    values = [c.value for c in choices]
+    if len(set(values)) != len(values):
+        raise ValueError(f"{name} have the same value twice")
+    used = [c.key for c in choices if c.key is not None]
+    for key in used:
+        if key not in keys:
+            raise ValueError(f"shortcut key {key!r} of {name}: use {key_rule}")
+    if len(set(used)) != len(used):
+        raise ValueError(f"{name} have the same shortcut key twice")
+
+
+def _is_one_of(value: Any, choices: list[Choice]) -> bool:
+    return isinstance(value, str) and any(c.value == value for c in choices)
+
+
+def _values(choices: list[Choice]) -> str:
+    return ", ".join(repr(c.value) for c in choices)
+
+
+class SchemaDefinition(_Strict):
+    questions: list[Question] = Field(min_length=1, max_length=100)
+
+    @model_validator(mode="after")
+    def _keys_are_distinct(self) -> SchemaDefinition:
+        keys = [q.key for q in self.questions]
+        if len(set(keys)) != len(keys):
+            raise ValueError("two questions have the same key")
+        # The queue view tags a selected span with one key press: across the schema.
+        tag_keys = [t.key for q in self.questions for t in q.tags if t.key]
+        if len(set(tag_keys)) != len(tag_keys):
+            raise ValueError("two span tags have the same shortcut key")
+        return self
+
+    def stored(self) -> list[dict]:
+        """The questions as a version stores them (every default written out)."""
+        return self.model_dump()["questions"]
+
+    def question(self, key: str) -> Question | None:
+        return next((q for q in self.questions if q.key == key), None)
+
+
+def parse_definition(questions: Any) -> SchemaDefinition:
+    """The checked, normalized definition of ``questions`` (a JSON list), or
+    ``InvalidLabelSchema`` listing every problem with the question it is about."""
+    try:
+        definition = SchemaDefinition.model_validate({"questions": questions})
+    except ValidationError as invalid:
+        problems = [_problem(error, questions) for error in invalid.errors()]
+        first = problems[0]
+        where = f"Question {first['question']}" if first["question"] else "The schema"
+        field = f" ({first['field']})" if first["field"] else ""
+        raise InvalidLabelSchema(f"{where}{field}: {first['message']}.", details=problems) from None
+    for index, question in enumerate(definition.stored()):
+        for text in _strings(question):
+            check_storable_text(text, f"Question {question['key']!r} (#{index + 1})")
+    return definition
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _problem(error: dict, questions: Any) -> dict:
+    """One pydantic error as ``{question, field, message}``."""
+    loc = list(error["loc"])
+    message = error["msg"].removeprefix("Value error, ")
+    if len(loc) < 2 or loc[0] != "questions" or not isinstance(loc[1], int):
+        return {"question": None, "field": ".".join(map(str, loc[1:])), "message": message}
+    index = loc[1]
+    raw = questions[index] if isinstance(questions, list) else None
+    key = raw.get("key") if isinstance(raw, dict) else None
+    name = repr(key) if isinstance(key, str) and key else f"#{index + 1}"
+    return {"question": name, "field": ".".join(map(str, loc[2:])), "message": message}
+
+
+def definition_of(version: LabelSchemaVersion) -> SchemaDefinition:
+    """A stored version's questions (stored already checked and normalized)."""
+    return SchemaDefinition.model_validate({"questions": version.questions}, strict=False)
+
+
+# --- writing schemas ----------------------------------------------------------------------------
+
+
+def create_label_schema(
+    dataset: Dataset, *, author, name: str, questions: Any, instructions: str = ""
+) -> LabelSchema:
+    """A new schema of ``dataset`` with its first version (curators only)."""
+    _require_curator(dataset, author)
+    name = name.strip()
+    if not name or len(name) > LabelSchema._meta.get_field("name").max_length:
+        raise InvalidContent("A schema needs a name of 1 to 200 characters.", code="invalid-name")
+    check_storable_text(name, "The name")
+    definition = parse_definition(questions)
+    check_storable_text(instructions, "The instructions")
+    try:
+        with transaction.atomic():
+            schema = LabelSchema.objects.create(dataset=dataset, name=name, created_by=author)
+            _add_version(schema, definition, instructions, author, number=1)
+    except IntegrityError:
+        raise LabelSchemaExists(f"The dataset has a schema named {name!r} already.") from None
+    return schema
+
+
+def new_schema_version(
+    schema: LabelSchema,
+    *,
+    author,
+    questions: Any,
+    instructions: str = "",
+    expected_version: int | None = None,
+) -> tuple[LabelSchemaVersion, bool]:
+    """Make ``questions``/``instructions`` the schema's current content: ``(version, created)``.
+
+    The old versions stay as they are, with their answers. Content equal to the current
+    version's makes no new version (``created`` False). ``expected_version``: the number the
+    curator edited; a newer current version is a ``LabelSchemaChanged`` (409).
+    """
+    _require_curator(schema.dataset, author)
+    definition = parse_definition(questions)
+    check_storable_text(instructions, "The instructions")
+    with transaction.atomic():
+        # The row lock orders concurrent new versions: each sees the one before.
+        locked = LabelSchema.objects.select_for_update().get(pk=schema.pk)
+        current = locked.current_version
+        if expected_version is not None and expected_version != current.number:
+            raise LabelSchemaChanged(
+                f"The schema is at version {current.number}, not {expected_version}: "
+                "someone changed it since you read it.",
+                details={"current_version": current.number},
+            )
+        if current.questions == definition.stored() and current.instructions == instructions:
+            return current, False
+        version = _add_version(locked, definition, instructions, author, current.number + 1)
+    schema.current_version = version
+    return version, True
+
+
+def _add_version(
+    schema: LabelSchema,
+    definition: SchemaDefinition,
+    instructions: str,
+    author,
+    number: int,
+) -> LabelSchemaVersion:
+    version = LabelSchemaVersion.objects.create(
+        schema=schema,
+        number=number,
+        questions=definition.stored(),
+        instructions=instructions,
+        created_by=author,
+    )
+    schema.current_version = version
+    schema.save(update_fields=["current_version"])
+    return version
+
+
+def set_archived(schema: LabelSchema, *, author, archived: bool) -> LabelSchema:
+    """Archive a schema (no new answers; every version and answer kept) or bring it back."""
+    _require_curator(schema.dataset, author)
+    schema.archived_at = timezone.now() if archived else None
+    schema.save(update_fields=["archived_at"])
+    return schema
+
+
+def _require_curator(dataset: Dataset, user) -> None:
+    if not dataset.can_curate(user):
+        raise NotAllowed("Only a curator of the dataset may change its label schemas.")

@@ -1,0 +1,257 @@
+"""A transcript's message rows: inserted in bulk, and after an edit only the rows that
+changed rewritten (with the spans of the text they point into moved)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.db import connections, router
+from django.db.models import F
+
+from editor import formats, search_index
+from editor.db.bulk_insert import insert_rows
+from editor.db.message_text import Span, locate
+from editor.formats.model import SEMANTIC_FIELDS
+from editor.models import (
+    Message,
+)
+
+# The fields of a Message row, in the order insert_messages writes them.
+# How a row holds its content: the text, or where it is in the source text (``Span``).
+CONTENT_COLUMNS = ("stored_content", "content_start", "content_end", "content_escaped")
+
+
+MESSAGE_COLUMNS = (
+    "transcript",
+    "index",
+    "role",
+    *CONTENT_COLUMNS,
+    *SEMANTIC_FIELDS[2:],
+    "end_user_text",
+)
+
+
+def _keeps_text_once(connection) -> bool:
+    """Whether message rows on ``connection`` say where their content is in the source text
+    rather than hold it (``editor.db.message_text``): on SQLite. PostgreSQL's full-text indexes
+    are expressions over the rows' content, which must then be there (docs/storage.md)."""
+    return connection.vendor == "sqlite"
+
+
+def insert_messages(
+    transcripts: Iterable[tuple[int, str, Sequence[formats.Message], str]], first_index: int = 0
+) -> None:
+    """The Message rows of ``(transcript pk, spec, canonical messages, source text)``, as
+    ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
+    end user sees of each (``Message.end_user_text``); the first message of each gets index
+    ``first_index``. On SQLite a content found in the source text is stored as where it is
+    there, and the messages go into the search index (``editor.search_index``): this is the
+    one place message rows are inserted."""
+    connection = connections[router.db_for_write(Message)]
+    once = _keeps_text_once(connection)
+    rows, texts = [], []
+    # Inline, one loop: this runs for every imported message (a call each cost 0.1 s an import).
+    for transcript_id, spec, messages, source_text in transcripts:
+        spans = locate(source_text, [m.content or "" for m in messages]) if once else None
+        for offset, message in enumerate(messages):
+            content = message.content or ""
+            span = spans and spans[offset]
+            end_user_text = Message.end_user_text_of(spec, message)
+            if span is None:
+                stored, start, end, escaped = content, None, None, None
+            else:
+                stored, (start, end, escaped) = "", span
+            rows.append(
+                (
+                    transcript_id,
+                    first_index + offset,
+                    message.role,
+                    stored,
+                    start,
+                    end,
+                    escaped,
+                    message.channel,
+                    message.recipient,
+                    message.name,
+                    message.call_id,
+                    message.intent,
+                    message.content_type,
+                    message.constrain,
+                    message.end,
+                    dict(message.attrs or {}),
+                    end_user_text,
+                )
+            )
+            if once:
+                texts.append((content, end_user_text))
+    pks = insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=once)
+    if once:
+        search_index.add(
+            connection,
+            (
+                (pk, content, end_user_text)
+                for pk, (content, end_user_text) in zip(pks, texts, strict=True)
+            ),
+        )
+
+
+# Past this many changed messages of a same-length edit, rewriting the rows from the first
+# change on is cheaper than one UPDATE each.
+MAX_ROW_UPDATES = 20
+
+
+def replace_messages(
+    transcript_id: int,
+    spec: str,
+    old: Sequence[formats.Message],
+    new: Sequence[formats.Message],
+    *,
+    respec: bool,
+    old_source: str,
+    new_source: str,
+) -> None:
+    """Make the Message rows of ``transcript_id`` say ``new`` (in ``new_source``), rewriting
+    only what changed, without reading them (``old``: what they say now, in ``old_source``);
+    ``respec``: the spec changed, and what the end user sees of each message with it (every
+    row is rewritten).
+
+    An edit of message 1,900 of 2,000 updates one row; an insertion or a deletion rewrites the
+    rows from the first change on (the indexes after it shift). Equal means equal canonical
+    fields (``formats.Message.__eq__``). On SQLite the rows that stay follow their contents
+    in the new source text (``_move_spans``) and the search index follows the rows.
+    """
+    first = 0
+    while not respec and first < min(len(old), len(new)) and old[first] == new[first]:
+        first += 1
+    changed = [i for i in range(first, len(new)) if i >= len(old) or old[i] != new[i]]
+    in_place = not respec and len(old) == len(new) and len(changed) <= MAX_ROW_UPDATES
+    connection = connections[router.db_for_write(Message)]
+    once = _keeps_text_once(connection)
+    rewritten = changed if in_place else range(first, len(old))
+    if once:
+        _move_spans(
+            connection,
+            transcript_id,
+            old,
+            old_source,
+            new_source,
+            below=len(new) if in_place else first,
+            rewritten=changed if in_place else (),
+        )
+        search_index.remove_stored(
+            connection, transcript_id, {i: old[i].content or "" for i in rewritten}
+        )
+    if in_place:
+        spans = locate(new_source, [new[i].content or "" for i in changed]) if once else None
+        for n, index in enumerate(changed):
+            _update_row(transcript_id, spec, index, new[index], spans and spans[n])
+        if once:
+            search_index.add_stored(
+                connection, transcript_id, {i: new[i].content or "" for i in changed}
+            )
+        return
+    Message.objects.filter(transcript_id=transcript_id, index__gte=first).delete()
+    insert_messages([(transcript_id, spec, new[first:], new_source)], first_index=first)
+
+
+def _update_row(
+    transcript_id: int, spec: str, index: int, message: formats.Message, span: Span | None
+) -> None:
+    values = {name: getattr(message, name) for name in SEMANTIC_FIELDS if name != "content"}
+    values.update(
+        _stored_content(message.content or "", span),
+        attrs=dict(message.attrs or {}),
+        end_user_text=Message.end_user_text_of(spec, message),
+    )
+    Message.objects.filter(transcript_id=transcript_id, index=index).update(**values)
+
+
+def _stored_content(content: str, span: Span | None) -> dict:
+    """``CONTENT_COLUMNS`` of a row whose content is ``content``, found at ``span``."""
+    return dict(zip(CONTENT_COLUMNS, _content_values(content, span), strict=True))
+
+
+def _content_values(content: str, span: Span | None) -> tuple:
+    return (content, None, None, None) if span is None else ("", *span)
+
+
+def _move_spans(
+    connection,
+    transcript_id: int,
+    old: Sequence[formats.Message],
+    old_source: str,
+    new_source: str,
+    *,
+    below: int,
+    rewritten: Sequence[int],
+) -> None:
+    """SQLite: the rows below index ``below`` that stay (not ``rewritten``) follow their
+    contents from ``old_source`` into ``new_source``, without being read: the two texts differ
+    in one stretch (what is before it and after it is the same), so a span after it moves by
+    the difference in length, in one UPDATE, and a span across it is looked for again in the
+    new text (or the row keeps its content). Spans before it stay."""
+    same_before = _common_prefix(old_source, new_source)
+    same_after = _common_suffix(old_source[same_before:], new_source[same_before:])
+    if same_before == len(old_source) == len(new_source):
+        return
+    stretch_end = len(old_source) - same_after
+    others = " AND ".join(['"index" != %s'] * len(rewritten))
+    # Those across the stretch are taken out first: shifted rows could land in it.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE editor_message SET content_start = NULL, content_end = NULL,"
+            ' content_escaped = NULL WHERE transcript_id = %s AND "index" < %s'
+            " AND content_start < %s AND content_end > %s"
+            + (f" AND {others}" if others else "")
+            + ' RETURNING "index"',
+            [transcript_id, below, stretch_end, same_before, *rewritten],
+        )
+        crossing = [index for (index,) in cursor.fetchall()]
+    shift = len(new_source) - len(old_source)
+    if shift:
+        Message.objects.filter(
+            transcript_id=transcript_id, index__lt=below, content_start__gte=stretch_end
+        ).exclude(index__in=rewritten).update(
+            content_start=F("content_start") + shift, content_end=F("content_end") + shift
+        )
+    # Found again last (their new spans are not to be shifted), in order, in one pass over the
+    # new text and one statement: a document written afresh has every row across the stretch.
+    crossing.sort()
+    contents = [old[index].content or "" for index in crossing]
+    spans = locate(new_source, contents)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            "UPDATE editor_message SET content = %s, content_start = %s, content_end = %s,"
+            ' content_escaped = %s WHERE transcript_id = %s AND "index" = %s',
+            [
+                (*_content_values(content, span), transcript_id, index)
+                for index, content, span in zip(crossing, contents, spans, strict=True)
+            ],
+        )
+
+
+# How much of two texts is compared at a time when looking for where they start to differ.
+_COMPARED = 4096
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their start (C-speed comparisons of
+    blocks, then halving into the block that differs)."""
+    start, limit = 0, min(len(a), len(b))
+    while (
+        start + _COMPARED <= limit and a[start : start + _COMPARED] == b[start : start + _COMPARED]
+    ):
+        start += _COMPARED
+    low, high = start, min(start + _COMPARED, limit)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[start:middle] == b[start:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share at their end."""
+    return _common_prefix(a[::-1], b[::-1])

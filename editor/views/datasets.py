@@ -1,0 +1,441 @@
+"""HTML views: thin. They read the request, call one domain function and render."""
+
+from dataclasses import replace
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import QueryDict, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from editor import membership, search
+from editor.bulk import bulk_transitions
+from editor.errors import ConflictError, NotAllowed, StorageError
+from editor.exporting import PREVIEW_LIMIT, export_dataset
+from editor.importing.tasks import progress_of, start_import_task
+from editor.models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
+from editor.revisions import diff_revisions, list_revisions, restore_revision
+from editor.tasks import current
+from editor.views.forms import (
+    DatasetEditForm,
+    DatasetForm,
+    ExportForm,
+    ImportForm,
+    MemberAddForm,
+    TranscriptFilterForm,
+)
+from editor.visibility import FULL_CONTENT, export_audience, require_audience
+
+PAGE_SIZE = 50
+RECENT_MEMBER_CHANGES = 10  # the members section lists these; the API has them all
+RECENT_EDITS = 5  # under "Edit dataset"
+
+
+def visible_dataset(request, slug: str) -> Dataset:
+    datasets = Dataset.objects.for_user(request.user).with_roles(request.user)
+    return get_object_or_404(datasets, slug=slug)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dashboard(request):
+    return _dashboard(request, DatasetForm())
+
+
+def _dashboard(request, dataset_form: DatasetForm, status: int = 200):
+    """The user's datasets with their counts from one aggregate query (no transcript rows)."""
+    datasets = (
+        Dataset.objects.for_user(request.user)
+        .with_roles(request.user)
+        .with_activity()
+        .order_by("name", "pk")
+    )
+    context = {"datasets": datasets, "dataset_form": dataset_form}
+    return render(request, "editor/dashboard.html", context, status=status)
+
+
+@require_POST
+def dataset_create(request):
+    form = DatasetForm(request.POST)
+    if form.is_valid():
+        try:
+            dataset = membership.create_dataset(author=request.user, **form.cleaned_data)
+        except StorageError as refused:  # e.g. the slug was taken since the form checked
+            form.add_error(None, refused.message)
+        else:
+            messages.success(request, f"Dataset {dataset.name} created; you are its curator.")
+            return redirect("dataset", slug=dataset.slug)
+    return _dashboard(request, form, status=400)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_detail(request, slug):
+    dataset = visible_dataset(request, slug)
+    context = dataset_context(request, dataset)
+    if not request.htmx or request.htmx.history_restore_request:
+        return render(request, "editor/dataset.html", context)
+    context["swap_filters"] = True
+    response = render(request, "editor/dataset.html#transcript-table", context)
+    # The address pushed to the history: the filter form sends its empty fields too.
+    response["HX-Push-Url"] = _url(request, request.path)
+    return response
+
+
+def dataset_context(request, dataset: Dataset, **overrides) -> dict:
+    """Everything the dataset page shows: a page of the filtered transcripts, the members,
+    the import, export and edit forms (``overrides`` replace a form to show its errors)."""
+    page_path = reverse("dataset", args=[dataset.slug])
+    filters = TranscriptFilterForm(request.GET, dataset=dataset)
+    filters.is_valid()  # invalid fields are shown with their error and ignored
+    sort = filters.sort_key()
+    wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)
+    rows = (
+        Transcript.objects.filter(dataset=dataset)
+        .summaries()
+        .select_related("updated_by")
+        .matching(replace(wanted, text=None))
+        .sorted_by(sort)
+    )
+    if wanted.text:
+        page = search.search_page(
+            rows, wanted.text, wanted.search_hidden, request.GET.get("page"), PAGE_SIZE
+        )
+    else:
+        page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    queues = list(dataset.queues.all())
+    context = {
+        "dataset": dataset,
+        "filter_form": filters,
+        "page": page,
+        "page_links": _page_links(request, page_path, page),
+        "sort_links": _sort_links(request, page_path, sort),
+        "bulk_url": _url(request, reverse("dataset-bulk", args=[dataset.slug]), page=None),
+        "bulk_transitions": bulk_transitions(dataset),
+        "bulk_queues": queues if dataset.user_can_curate else [],
+        "queues": queues,
+        "sort": sort,
+        "members": membership.members(dataset),
+        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
+        "member_form": MemberAddForm(),
+        "roles": Role.choices,
+        "edit_form": DatasetEditForm(instance=dataset),
+        "dataset_edits": membership.edit_log(dataset)[:RECENT_EDITS]
+        if dataset.user_can_curate
+        else [],
+        "import_form": ImportForm(),
+        "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
+        "import_tasks": dataset.import_tasks.select_related("created_by")[:5]
+        if dataset.user_can_edit
+        else [],
+        "export_tasks": dataset.export_tasks.filter(created_by=request.user)[:5],
+        "status_choices": Status.choices,
+    }
+    context.update(overrides)
+    return context
+
+
+def _url(request, path: str, **changes) -> str:
+    """``path`` with this request's query string, without empty parameters, with ``changes``
+    (None removes a parameter)."""
+    params = QueryDict(mutable=True)
+    for name, values in request.GET.lists():
+        params.setlist(name, [value for value in values if value])
+    for name, value in changes.items():
+        params.pop(name, None)
+        if value is not None:
+            params[name] = value
+    query = params.urlencode()
+    return f"{path}?{query}" if query else path
+
+
+def _page_links(request, path: str, page) -> dict[str, str]:
+    links = {}
+    if page.has_previous():
+        links["first"] = _url(request, path, page=None)
+        links["previous"] = _url(request, path, page=page.previous_page_number())
+    if page.has_next():
+        links["next"] = _url(request, path, page=page.next_page_number())
+        if not isinstance(page.paginator, search.EstimatedPaginator):
+            links["last"] = _url(request, path, page=page.paginator.num_pages)
+    return links
+
+
+# Column -> the sort its header asks for first (the other direction on a second click).
+FIRST_SORT = {"title": "title", "messages": "-messages", "errors": "-errors", "updated": "-updated"}
+
+
+def _sort_links(request, path: str, current: str) -> dict[str, str]:
+    links = {}
+    for column, first in FIRST_SORT.items():
+        wanted = first
+        if current == first:
+            wanted = first.removeprefix("-") if first.startswith("-") else f"-{first}"
+        links[column] = _url(request, path, sort=wanted, page=None)
+    return links
+
+
+@require_POST
+def dataset_edit(request, slug):
+    dataset = visible_dataset(request, slug)
+    if not dataset.user_can_curate:
+        raise PermissionDenied("Only a curator may edit this dataset.")
+    # A copy for the form: invalid input must not change the dataset the page shows.
+    form = DatasetEditForm(request.POST, instance=Dataset.objects.get(pk=dataset.pk))
+    if not form.is_valid():
+        context = dataset_context(request, dataset, edit_form=form, edit_open=True)
+        return render(request, "editor/dataset.html", context, status=400)
+    membership.update_dataset(dataset, author=request.user, **form.cleaned_data)
+    messages.success(request, "Dataset saved.")
+    return redirect("dataset", slug=dataset.slug)
+
+
+# --- members: each answers the members section (htmx) or goes back to the dataset page ----
+
+
+def _members_response(request, dataset: Dataset, *, refusal=None, member_form=None):
+    if not request.htmx:
+        if refusal is not None:
+            messages.error(request, refusal.message)
+        return redirect(reverse("dataset", args=[dataset.slug]) + "#members")
+    context = {
+        "dataset": dataset,
+        "members": membership.members(dataset),
+        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
+        "member_form": member_form or MemberAddForm(),
+        "roles": Role.choices,
+        "member_refusal": refusal,
+    }
+    status = refusal.status if refusal is not None else 200
+    return render(request, "editor/dataset.html#members", context, status=status)
+
+
+def _change_members(request, slug, change, refused_form=None):
+    """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section."""
+    dataset = visible_dataset(request, slug)
+    try:
+        change(dataset)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        return _members_response(request, dataset, refusal=refused, member_form=refused_form)
+    # The user may have changed their own role (or left): read it again.
+    still_visible = Dataset.objects.for_user(request.user).with_roles(request.user)
+    dataset = still_visible.filter(pk=dataset.pk).first()
+    if dataset is None:
+        return _left_dataset(request)
+    return _members_response(request, dataset)
+
+
+def _left_dataset(request):
+    """After removing oneself: to the dashboard, the dataset is no longer one's own."""
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("dashboard"))
+    return redirect("dashboard")
+
+
+@require_http_methods(["GET", "POST"])
+def member_add(request, slug):
+    """POST adds a member; GET (the URL typed or bookmarked) shows the members where they
+    are managed, on the dataset page."""
+    if request.method == "GET":
+        return redirect(reverse("dataset", args=[slug]) + "#members")
+    username = request.POST.get("username", "").strip()
+    role = request.POST.get("role", Role.VIEWER)
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.add_member(
+            dataset, author=request.user, username=username, role=role
+        ),
+        # On a refusal the form keeps what was typed; after an addition it is empty again.
+        refused_form=MemberAddForm(request.POST),
+    )
+
+
+@require_POST
+def member_role(request, slug, username):
+    role = request.POST.get("role", "")
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.change_role(
+            dataset, author=request.user, username=username, role=role
+        ),
+    )
+
+
+@require_POST
+def member_remove(request, slug, username):
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.remove_member(dataset, author=request.user, username=username),
+    )
+
+
+def _default_export_audience(dataset: Dataset) -> str:
+    """Viewers may export only what the end user sees: offer that first."""
+    return "" if FULL_CONTENT in dataset.user_audiences else END_USER_AUDIENCE
+
+
+@require_POST
+def dataset_import(request, slug):
+    dataset = visible_dataset(request, slug)
+    if not dataset.user_can_edit:
+        raise PermissionDenied("You may not import into this dataset.")
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        context = dataset_context(request, dataset, import_form=form)
+        return render(request, "editor/dataset.html", context, status=400)
+    upload = form.cleaned_data["file"]
+    task = start_import_task(
+        dataset=dataset,
+        author=request.user,
+        upload=upload,
+        name=upload.name,
+        spec=form.cleaned_data["spec"] or None,
+        on_conflict=form.cleaned_data["on_conflict"],
+        partial=form.cleaned_data["partial"],
+    )
+    return redirect("import-task", pk=task.pk)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_export(request, slug):
+    dataset = visible_dataset(request, slug)
+    form = ExportForm(request.GET)
+    if not form.is_valid():
+        context = dataset_context(request, dataset, export_form=form)
+        return render(request, "editor/dataset.html", context, status=400)
+    options = form.cleaned_data
+    try:
+        export_audience(dataset, request.user, options["audience"] or None)
+    except NotAllowed as refused:
+        context = dataset_context(request, dataset, export_form=form, export_refusal=refused)
+        return render(request, "editor/dataset.html", context, status=403)
+    lines = export_dataset(
+        dataset,
+        spec=options["spec"] or None,
+        format=options["format"],
+        statuses=options["status"],
+        audience=options["audience"] or None,
+    )
+    if request.GET.get("preview"):
+        # What the chosen spec cannot carry, said before the download (htmx: as the user
+        # picks the options; without JavaScript: the page again, the form as it was filled).
+        preview = lines.preview(PREVIEW_LIMIT)
+        if request.htmx:
+            context = {"dataset": dataset, "export_preview": preview, "export_options": options}
+            return render(request, "editor/dataset.html#export-preview", context)
+        context = dataset_context(
+            request, dataset, export_form=form, export_preview=preview, export_options=options
+        )
+        return render(request, "editor/dataset.html", context)
+    name = f"{dataset.slug}-{options['spec'] or options['format']}.jsonl"
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def import_task_detail(request, pk):
+    task = get_object_or_404(
+        ImportTask.objects.select_related("dataset", "created_by").filter(
+            dataset__in=Dataset.objects.for_user(request.user)
+        ),
+        pk=pk,
+    )
+    task = current(task)
+    context = {"task": task, "progress": progress_of(task)}
+    template = "editor/import_task.html"
+    if request.htmx:
+        template += "#import-progress"
+    return render(request, template, context)
+
+
+def _history_context(request, transcript: Transcript) -> dict:
+    """Revisions newest first, and the diff between the two chosen (default: the last change)."""
+    revisions = list(list_revisions(transcript))
+    by_number = {r.number: r for r in revisions}
+    newest = revisions[0].number
+    to_number = _int_param(request.GET.get("to"), newest)
+    from_number = _int_param(request.GET.get("from"), max(to_number - 1, 1))
+    chosen = (
+        {r.number: r for r in transcript.revisions.filter(number__in=(from_number, to_number))}
+        if from_number in by_number and to_number in by_number
+        else {}
+    )
+    old, new = chosen.get(from_number), chosen.get(to_number)
+    return {
+        "transcript": transcript,
+        "revisions": revisions,
+        "from_number": from_number,
+        "to_number": to_number,
+        "diff": diff_revisions(old, new) if old and new else None,
+        "can_restore": transcript.dataset.can_edit(request.user),
+    }
+
+
+def _int_param(value: str | None, default: int) -> int:
+    return int(value) if value and value.isdigit() else default
+
+
+def _history_transcript(request, pk) -> Transcript:
+    transcript = get_object_or_404(
+        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
+    )
+    # Old states show hidden content and source: the rendering a viewer may not have.
+    require_audience(transcript.dataset, request.user, FULL_CONTENT)
+    return transcript
+
+
+@require_GET
+def transcript_history(request, pk):
+    try:
+        transcript = _history_transcript(request, pk)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    return render(request, "editor/history.html", _history_context(request, transcript))
+
+
+@require_http_methods(["GET", "POST"])
+def revision_restore(request, pk, number):
+    """GET asks for confirmation (what would change); POST restores."""
+    try:
+        transcript = _history_transcript(request, pk)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    revision = get_object_or_404(transcript.revisions, number=number)
+    if request.method == "GET":
+        current = transcript.revisions.filter(number=transcript.version).first()
+        context = {
+            "transcript": transcript,
+            "revision": revision,
+            "diff": diff_revisions(current, revision) if current else None,
+            "can_restore": transcript.dataset.can_edit(request.user),
+        }
+        return render(request, "editor/restore_confirm.html", context)
+    try:
+        restored = restore_revision(
+            revision,
+            expected_version=_int_param(request.POST.get("expected_version"), 0),
+            author=request.user,
+        )
+    except ConflictError as conflict:
+        context = _history_context(request, transcript)
+        context["conflict"] = conflict
+        return render(request, "editor/history.html", context, status=conflict.status)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:  # e.g. the transcript was deleted meanwhile
+        messages.error(request, refused.message)
+        return redirect("transcript-history", pk=transcript.pk)
+    messages.success(request, f"Revision {number} restored as version {restored.version}.")
+    return redirect("transcript-history", pk=transcript.pk)

@@ -1,0 +1,80 @@
+"""Pages of exports prepared in the background: start one, follow it, download its file."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from editor.errors import ExportNotReady, InvalidContent, NotAllowed
+from editor.exporting.tasks import check_may_see, downloadable, progress_of, start_export_task
+from editor.models import Dataset, ExportTask
+from editor.tasks import current
+from editor.views.forms import ExportForm
+
+
+def _visible_export(request, pk: int) -> ExportTask:
+    tasks = ExportTask.objects.select_related("dataset", "created_by").filter(
+        dataset__in=Dataset.objects.for_user(request.user)
+    )
+    task = get_object_or_404(tasks, pk=pk)
+    try:
+        check_may_see(task, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    return current(task)
+
+
+@require_POST
+def export_task_start(request, slug):
+    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    form = ExportForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(
+            f"The export options are not valid: {form.errors.as_text()}", status=400
+        )
+    options = form.cleaned_data
+    try:
+        task = start_export_task(
+            dataset,
+            request.user,
+            spec=options["spec"] or None,
+            format=options["format"],
+            statuses=options["status"],
+            audience=options["audience"] or None,
+        )
+    except (NotAllowed, InvalidContent) as refused:
+        return HttpResponse(refused.message, status=refused.status)
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("export-task", args=[task.pk]))
+    return redirect("export-task", pk=task.pk)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def export_task_detail(request, pk):
+    task = _visible_export(request, pk)
+    context = {"task": task, "progress": progress_of(task)}
+    template = "editor/export_task.html"
+    if request.htmx:
+        template += "#export-progress"
+    return render(request, template, context)
+
+
+@require_GET
+def export_task_download(request, pk):
+    task = _visible_export(request, pk)
+    try:
+        path = downloadable(task)
+    except ExportNotReady as not_ready:
+        return HttpResponse(not_ready.message, status=409, content_type="text/plain")
+    return FileResponse(
+        open(path, "rb"),
+        as_attachment=True,
+        filename=task.file_name,
+        content_type="application/x-ndjson; charset=utf-8",
+    )

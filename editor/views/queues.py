@@ -1,0 +1,273 @@
+"""Review queues in the browser: the annotator's focused view (the editor embedded, the next
+item without a page reload), the reviewer's list, the curator's dashboard, and creating a
+queue from the dataset page. Thin views over ``editor.queues``."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from editor import queues
+from editor.errors import NotAllowed, StorageError
+from editor.labels import annotations
+from editor.models import (
+    AssignmentState,
+    Dataset,
+    QueueAssignment,
+    ReviewQueue,
+    Status,
+)
+from editor.views.messages import message_list_context, transcript_context
+from editor.views.transcript_page import transcript_view
+from editor.workflow import REVIEWERS
+
+TEMPLATE = "editor/queue.html"
+WORKING_AUDIENCE = "annotator"
+
+
+def _queue(request, pk: int) -> ReviewQueue:
+    return get_object_or_404(
+        ReviewQueue.objects.select_related("dataset").filter(
+            dataset__in=Dataset.objects.for_user(request.user)
+        ),
+        pk=pk,
+    )
+
+
+def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment | None) -> dict:
+    """What the focused view shows: progress, the assignment's transcript with the editor,
+    and what came back from review."""
+    done = QueueAssignment.objects.filter(
+        item__queue=queue,
+        annotator=request.user,
+        state__in=(AssignmentState.SUBMITTED, AssignmentState.APPROVED),
+    ).count()
+    context = {
+        "queue": queue,
+        "assignment": assignment,
+        "done": done,
+        "total": queue.items.count(),
+        "returned": QueueAssignment.objects.filter(
+            item__queue=queue, annotator=request.user, state=AssignmentState.REJECTED
+        ).select_related("item__transcript"),
+    }
+    if assignment is not None:
+        transcript = assignment.item.transcript
+        mine = annotations.my_transcript_answers(transcript, request.user)
+        context["questions"] = [
+            {
+                "schema": schema,
+                "question": question,
+                "value": getattr(
+                    mine.get((schema.current_version_id, question.key)), "value", None
+                ),
+            }
+            for schema, question in annotations.transcript_questions(queue.dataset)
+        ]
+        view = transcript_view(transcript, WORKING_AUDIENCE)
+        context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
+        context.update(message_list_context(view, 0))
+        context["revisions"] = []
+    return context
+
+
+def _assignment(request, pk: int) -> QueueAssignment:
+    """The assignment ``pk`` in a queue of one of the user's datasets, else a 404 page."""
+    try:
+        return queues.assignment_for(request.user, pk)
+    except queues.NoSuchAssignment as missing:
+        raise Http404(missing.message) from None
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def queue_detail(request, pk):
+    """The annotator's view: the item they hold (or a start button)."""
+    queue = _queue(request, pk)
+    if not queue.may_work(request.user):
+        raise PermissionDenied("You may not work in this queue.")
+    queues.expire_reservations(queue)
+    held = (
+        QueueAssignment.objects.filter(
+            item__queue=queue, annotator=request.user, state=AssignmentState.CLAIMED
+        )
+        .select_related("item__transcript__dataset")
+        .first()
+    )
+    context = _workspace_context(request, queue, held)
+    template = TEMPLATE + ("#queue-workspace" if request.htmx else "")
+    return render(request, template, context)
+
+
+def _answer_workspace(request, queue, assignment, *, toast: str = ""):
+    context = _workspace_context(request, queue, assignment)
+    context["toast"] = toast
+    if not request.htmx:
+        if toast:
+            messages.info(request, toast)
+        return redirect("queue", pk=queue.pk)
+    return render(request, TEMPLATE + "#queue-workspace", context)
+
+
+@require_POST
+def queue_claim(request, pk):
+    queue = _queue(request, pk)
+    try:
+        assignment = queues.claim_next(queue, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    if assignment is None:
+        return _answer_workspace(request, queue, None, toast="Nothing left to do in this queue.")
+    return _answer_workspace(request, queue, assignment)
+
+
+@require_POST
+def assignment_move(request, pk, move):
+    """Submit or skip the item the annotator holds, then the next one."""
+    # Looked up outside the try: a missing assignment is a 404, not a toast.
+    assignment = _assignment(request, pk)
+    try:
+        mover = {"submit": queues.submit, "skip": queues.skip}[move]
+        done = mover(assignment, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        # Nothing moved: show the item as it is now (still held, or gone), with why.
+        current = _assignment(request, pk)
+        held = (
+            current
+            if current.state in (AssignmentState.CLAIMED, AssignmentState.REJECTED)
+            else None
+        )
+        return _answer_workspace(request, current.item.queue, held, toast=refused.message)
+    queue = done.item.queue
+    nxt = queues.claim_next(queue, request.user)
+    word = "Submitted" if move == "submit" else "Skipped"
+    toast = f"{word} item #{done.item.position + 1}." + ("" if nxt else " Nothing left to do.")
+    return _answer_workspace(request, queue, nxt, toast=toast)
+
+
+@require_POST
+def assignment_resume(request, pk):
+    """Reopen an item that came back from review: it becomes the one shown; submit resubmits."""
+    assignment = _assignment(request, pk)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied("This item is another annotator's.")
+    return _answer_workspace(request, assignment.item.queue, assignment)
+
+
+# --- reviewing and the dashboard --------------------------------------------------------------
+
+
+def _reviewable(request, pk) -> ReviewQueue:
+    queue = _queue(request, pk)
+    if queue.dataset.role_of(request.user) not in REVIEWERS:
+        raise PermissionDenied("Only reviewers and curators review.")
+    return queue
+
+
+@require_GET
+def queue_review(request, pk):
+    """Submitted items, each with its annotators' work side by side, to approve or reject."""
+    queue = _reviewable(request, pk)
+    submitted = (
+        QueueAssignment.objects.filter(item__queue=queue, state=AssignmentState.SUBMITTED)
+        .select_related("item__transcript", "annotator")
+        .order_by("item__position", "annotator__username")
+    )
+    items: dict = {}
+    for assignment in submitted:
+        assignment.fixes = list(queues.assignment_revisions(assignment).defer("snapshot"))
+        assignment.answers = annotations.answers_of(
+            assignment.item.transcript, assignment.annotator
+        )
+        items.setdefault(assignment.item, []).append(assignment)
+    return render(request, "editor/queue_review.html", {"queue": queue, "items": items})
+
+
+@require_POST
+def assignment_review(request, pk):
+    assignment = _assignment(request, pk)
+    queue = assignment.item.queue
+    try:
+        queues.review(
+            assignment,
+            request.user,
+            decision=request.POST.get("decision", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except StorageError as refused:
+        messages.error(request, refused.message)
+    else:
+        done = {"approve": "approved", "reject": "rejected"}[request.POST["decision"]]
+        messages.success(request, f"Item #{assignment.item.position + 1}: {done}.")
+    return redirect("queue-review", pk=queue.pk)
+
+
+@require_GET
+def queue_dashboard(request, pk):
+    """Counts per state, and per annotator: items done and the median time per item."""
+    queue = _reviewable(request, pk)
+    annotators = queues.annotator_figures(queue)
+    progress = queues.progress(queue)
+    return render(
+        request,
+        "editor/queue_dashboard.html",
+        {
+            "queue": queue,
+            "progress": progress,
+            "counts": [(state, label, progress[state]) for state, label in AssignmentState.choices],
+            "annotators": annotators,
+            "state_labels": AssignmentState.labels,
+            "labels": queues.label_figures(queue),
+        },
+    )
+
+
+# --- creating a queue (dataset page) ----------------------------------------------------------
+
+
+@require_POST
+def queue_create(request, slug):
+    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    filters = {
+        "status": [s for s in request.POST.getlist("status") if s in Status.values],
+        "has_errors": {"yes": True, "no": False}.get(request.POST.get("has_errors", "")),
+    }
+    if request.POST.get("text", "").strip():
+        filters["text"] = request.POST["text"].strip()[:500]
+    if request.POST.get("label_question", "").strip():
+        value = request.POST.get("label_value", "").strip()
+        filters["label"] = {
+            "question": request.POST["label_question"].strip(),
+            "value": int(value) if value.isdigit() else value,
+        }
+    usernames = [u for u in request.POST.get("assignees", "").replace(",", " ").split() if u]
+    try:
+        assignees = queues.users_named(usernames)
+        queue = queues.create_queue(
+            dataset,
+            queues.matching_transcripts(dataset, filters),
+            name=request.POST.get("name", ""),
+            author=request.user,
+            overlap=int(request.POST.get("overlap") or 1),
+            reservation_minutes=int(request.POST.get("reservation_minutes") or 30),
+            assignees=assignees,
+            instructions=request.POST.get("instructions", ""),
+            filters=filters,
+        )
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except (StorageError, ValueError) as refused:
+        messages.error(
+            request, getattr(refused, "message", "Overlap and reservation must be numbers.")
+        )
+        return redirect("dataset", slug=dataset.slug)
+    messages.success(request, f"Queue “{queue.name}” created with {queue.items.count()} items.")
+    return redirect("queue-dashboard", pk=queue.pk)

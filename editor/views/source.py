@@ -1,0 +1,183 @@
+"""Raw-source mode (the whole text in its spec) and the transcript's export menu: thin views
+over ``editor.editing`` and ``editor.exporting``.
+
+Saving the source is a plain form post (it works without JavaScript): on an error or a
+conflict the page comes back with the user's text as typed, never with it replaced.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from editor import editing, formats
+from editor.errors import ConflictError, StorageError
+from editor.exporting import export_transcript
+from editor.formats.render import token_spans
+from editor.models import Transcript
+from editor.presentation.display import Segment
+from editor.revisions import diff_snapshots
+from editor.storage.content import TranscriptContent
+from editor.storage.snapshots import snapshot
+from editor.views.messages import editable_transcript, int_param
+from editor.views.transcript_page import ordered_diagnostics
+from editor.visibility import export_audience
+
+TEMPLATE = "editor/source.html"
+JSON_EXTENSION, TEXT_EXTENSION = "json", "txt"
+
+
+def highlighted(text: str, spec: str) -> list[Segment]:
+    """``text`` cut at its control tokens (the same spans as the debug rendering)."""
+    out, pos = [], 0
+    for span in token_spans(text, spec):
+        if span.start > pos:
+            out.append(Segment(text[pos : span.start], None))
+        out.append(Segment(text[span.start : span.end], span.kind))
+        pos = span.end
+    if pos < len(text):
+        out.append(Segment(text[pos:], None))
+    return out
+
+
+def _context(transcript: Transcript, text: str, spec: str, diagnostics: list[dict]) -> dict:
+    return {
+        "transcript": transcript,
+        "text": text,
+        "spec": spec,
+        "segments": highlighted(text, spec),
+        "line_numbers": range(1, text.count("\n") + 2),
+        "diagnostics": ordered_diagnostics(diagnostics),
+        "error_lines": sorted({d["line"] for d in diagnostics if d["severity"] == "error"}),
+        "spec_ids": formats.SPEC_IDS,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def source_editor(request, pk):
+    """GET: the source in its spec. POST: save it (``draft`` to keep errors; ``convert_to``
+    to convert it first); a refusal or a conflict shows the page again with the text kept."""
+    transcript = editable_transcript(request, pk)
+    if request.method == "GET":
+        context = _context(
+            transcript, transcript.source_text, transcript.spec, transcript.diagnostics
+        )
+        return render(request, TEMPLATE, context)
+    text = request.POST.get("text", "").replace("\r\n", "\n")
+    if transcript.source_text.count("\r\n") and "\r\n" not in text:
+        text = text.replace("\n", "\r\n")  # a CRLF document stays CRLF
+    spec = request.POST.get("spec") or transcript.spec
+    convert_to = request.POST.get("convert_to") or None
+    try:
+        result = editing.replace_source(
+            transcript,
+            text,
+            spec=spec,
+            convert_to=convert_to,
+            as_draft=bool(request.POST.get("draft")),
+            expected_version=int_param(request.POST.get("version"), 0),
+            author=request.user,
+            note=request.POST.get("note", ""),
+        )
+    except ConflictError as conflict:
+        return _conflict_page(request, transcript, text, spec, conflict)
+    except editing.HasErrors as refused:
+        context = _context(transcript, text, spec, refused.details["diagnostics"])
+        context.update(refusal=refused, offer_draft=True)
+        return render(request, TEMPLATE, context, status=refused.status)
+    except StorageError as refused:
+        context = _context(transcript, text, spec, [])
+        context["refusal"] = refused
+        return render(request, TEMPLATE, context, status=refused.status)
+    saved = result.transcript
+    note = f"Saved as version {saved.version}"
+    if result.losses:
+        note += f" in {saved.spec}; {len(result.losses)} thing(s) could not be carried over"
+    messages.success(request, note + ("; status: draft" if saved.status == "draft" else "") + ".")
+    return redirect("transcript-source", pk=saved.pk)
+
+
+def _conflict_page(request, transcript, text, spec, conflict: ConflictError):
+    """Theirs (the current text) and mine side by side, message by message; my text stays in
+    the editor, and the form now carries their version, so saving puts mine on top."""
+    current = conflict.current
+    context = _context(transcript, text, spec, [])
+    try:
+        mine = TranscriptContent.from_text(text, spec)
+        mine_snapshot = {**snapshot(transcript), "source_text": text}
+        mine_snapshot["transcript"] = mine.canonical.to_dict()
+        context["conflict_diff"] = diff_snapshots(
+            current, mine_snapshot, old_label="theirs", new_label="yours"
+        )
+    except StorageError:
+        context["conflict_diff"] = None
+    context.update(
+        conflict=conflict, their_text=current["source_text"], version=conflict.current_version
+    )
+    return render(request, TEMPLATE, context, status=conflict.status)
+
+
+@require_POST
+def source_validate(request, pk):
+    """Live validation of the text being typed: the diagnostics panel only."""
+    transcript = editable_transcript(request, pk)
+    text = request.POST.get("text", "").replace("\r\n", "\n")
+    spec = request.POST.get("spec") or transcript.spec
+    if spec not in formats.SPEC_IDS:
+        spec = transcript.spec
+    check = editing.validate_source_draft(text, spec)
+    context = _context(transcript, "", spec, check.diagnostics)
+    context["draft"] = True
+    return render(request, TEMPLATE + "#source-diagnostics", context)
+
+
+@require_POST
+def source_convert_preview(request, pk):
+    """What converting the text being typed to another spec gives, and what it loses:
+    shown before anything changes."""
+    transcript = editable_transcript(request, pk)
+    text = request.POST.get("text", "").replace("\r\n", "\n")
+    spec = request.POST.get("spec") or transcript.spec
+    to = request.POST.get("convert_to") or ""
+    try:
+        conversion = editing.convert_source(text, spec=spec, to=to)
+    except StorageError as refused:
+        return render(request, TEMPLATE + "#conversion-preview", {"refusal": refused}, status=200)
+    return render(
+        request,
+        TEMPLATE + "#conversion-preview",
+        {"conversion": conversion, "transcript": transcript, "spec": spec},
+    )
+
+
+@require_GET
+def transcript_export(request, pk):
+    """The export menu: with ``preview`` (or from htmx) the losses of writing the transcript
+    in ``spec``; otherwise the file itself, to download."""
+    transcript = get_object_or_404(
+        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
+    )
+    spec = request.GET.get("spec") or transcript.spec
+    audience = request.GET.get("audience") or None
+    try:
+        export_audience(transcript.dataset, request.user, audience)
+        exported = export_transcript(transcript, spec=spec, audience=audience)
+    except StorageError as refused:
+        if request.htmx:
+            return render(
+                request, "editor/transcript.html#export-losses", {"refusal": refused}, status=200
+            )
+        context = {"refusal": refused, "transcript": transcript, "exported": None}
+        return render(request, "editor/export_preview.html", context, status=refused.status)
+    if request.htmx or request.GET.get("preview"):
+        context = {"exported": exported, "transcript": transcript, "audience": audience}
+        if request.htmx:
+            return render(request, "editor/transcript.html#export-losses", context)
+        return render(request, "editor/export_preview.html", context)
+    extension = TEXT_EXTENSION if exported.spec in formats.TEXT_SPECS else JSON_EXTENSION
+    name = f"transcript-{transcript.pk}.{exported.spec}.{extension}"
+    response = HttpResponse(exported.text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
