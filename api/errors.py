@@ -1,6 +1,6 @@
 """One shape for every API error: `{"code", "message", "details"}` with a fitting status.
 
-The domain's refusals are ``StorageError``s, each with its own code and status: one
+The domain's refusals are ``DomainError``s, each with its own code and status: one
 handler maps them all. There is no catch-all: a bug stays a 500 and is logged as one.
 """
 
@@ -14,7 +14,7 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
-from editor.errors import StorageError
+from editor.errors import DomainError
 
 from .auth import InvalidToken
 
@@ -42,8 +42,8 @@ def error_response(
 
 
 def install_error_handlers(api: NinjaAPI) -> None:
-    @api.exception_handler(StorageError)
-    def on_storage_error(request, exc: StorageError):
+    @api.exception_handler(DomainError)
+    def on_storage_error(request, exc: DomainError):
         return error_response(api, request, exc.status, exc.code, exc.message, exc.details)
 
     # The database failing midway (connection dropped, lock timeout, server gone): each write

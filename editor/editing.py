@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from editor import formats, workflow
-from editor.errors import InvalidContent, StorageError
+from editor.errors import FixNotFound, HasErrors, InvalidContent, MessageNotFound
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Status, Transcript
 from editor.storage.content import TranscriptContent, apply_edits, messages_from_input
@@ -26,24 +26,6 @@ from editor.storage.save import refusal, save_transcript
 # The fields of a message an edit may set; anything else in a change is refused by name.
 EDITABLE_FIELDS = frozenset(SEMANTIC_FIELDS)
 NEW_MESSAGE = {"role": "user", "content": ""}
-
-
-class MessageNotFound(StorageError):
-    code = "message-not-found"
-    status = 404
-
-
-class FixNotFound(StorageError):
-    """The quick fix asked for is not offered by the transcript as it is now."""
-
-    code = "fix-not-found"
-    status = 409
-
-
-class HasErrors(InvalidContent):
-    """Raw-mode text with errors, saved without asking for a draft."""
-
-    code = "has-errors"
 
 
 @dataclass

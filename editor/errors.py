@@ -1,14 +1,18 @@
-"""The domain's refusals: each a ``StorageError`` with a stable ``code``, a human ``message``,
+"""The domain's refusals: each a ``DomainError`` with a stable ``code``, a human ``message``,
 ``details`` for clients, and the HTTP ``status`` the API answers with (one handler in
 api/errors.py maps them all)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the annotation only: errors import nothing of the domain
+    from editor.importing import ImportReport
 
 
-class StorageError(Exception):
-    """A request the storage layer refuses, with a stable code and an HTTP status."""
+class DomainError(Exception):
+    """A request the domain refuses (any area: content, permissions, workflow, queues,
+    imports…), with a stable code and the HTTP status the API answers with."""
 
     code = "storage-error"
     status = 400
@@ -21,27 +25,27 @@ class StorageError(Exception):
         self.details = details
 
 
-class InvalidContent(StorageError):
+class InvalidContent(DomainError):
     code = "invalid-content"
     status = 422
 
 
-class NotAllowed(StorageError):
+class NotAllowed(DomainError):
     code = "forbidden"
     status = 403
 
 
-class TranscriptNotFound(StorageError):
+class TranscriptNotFound(DomainError):
     code = "not-found"
     status = 404
 
 
-class TranscriptDeleted(StorageError):
+class TranscriptDeleted(DomainError):
     code = "transcript-deleted"
     status = 410
 
 
-class DuplicateExternalId(StorageError):
+class DuplicateExternalId(DomainError):
     code = "duplicate-external-id"
     status = 409
 
@@ -53,14 +57,14 @@ class DuplicateExternalId(StorageError):
         )
 
 
-class ExportNotReady(StorageError):
+class ExportNotReady(DomainError):
     """A prepared export's file asked for before it exists (running, failed or removed)."""
 
     code = "export-not-ready"
     status = 409
 
 
-class ConflictError(StorageError):
+class ConflictError(DomainError):
     """The transcript changed since ``expected_version`` was read.
 
     Carries the current version and the current snapshot so that a UI can show the other
@@ -83,3 +87,152 @@ class ConflictError(StorageError):
         self.expected_version = expected_version
         self.current_version = current_version
         self.current = current
+
+
+# --- Labels and answers -------------------------------------------------------
+
+
+class InvalidLabelSchema(InvalidContent):
+    """A schema definition that does not hold; ``details`` lists each problem as
+    ``{question, field, message}`` (question: its key, or ``#n`` when it has none)."""
+
+    code = "invalid-label-schema"
+
+
+class LabelSchemaExists(DomainError):
+    code = "label-schema-exists"
+    status = 409
+
+
+class LabelSchemaChanged(DomainError):
+    """A new version was asked for on top of a version that is no longer the current one."""
+
+    code = "version-conflict"
+    status = 409
+
+
+class InvalidAnswer(InvalidContent):
+    code = "invalid-annotation"
+
+
+class LabelSchemaArchived(DomainError):
+    code = "label-schema-archived"
+    status = 409
+
+
+class AnnotationExists(DomainError):
+    """The annotator answered this question about this target already (update that one)."""
+
+    code = "annotation-exists"
+    status = 409
+
+
+class AnnotationLocked(DomainError):
+    """A write the annotation's state does not allow (deleting a submitted one, moving an
+    orphan)."""
+
+    code = "annotation-locked"
+    status = 409
+
+
+class MissingAnswers(InvalidContent):
+    """Required questions left unanswered when handing an item in."""
+
+    code = "answers-missing"
+
+
+# --- Workflow -----------------------------------------------------------------
+
+
+class TransitionRefused(DomainError):
+    """A move the workflow does not allow from the transcript's status."""
+
+    code = "transition-refused"
+    status = 409
+
+
+# --- Editing ------------------------------------------------------------------
+
+
+class MessageNotFound(DomainError):
+    code = "message-not-found"
+    status = 404
+
+
+class FixNotFound(DomainError):
+    """The quick fix asked for is not offered by the transcript as it is now."""
+
+    code = "fix-not-found"
+    status = 409
+
+
+class HasErrors(InvalidContent):
+    """Raw-mode text with errors, saved without asking for a draft."""
+
+    code = "has-errors"
+
+
+# --- Imports ------------------------------------------------------------------
+
+
+class ImportRejected(DomainError):
+    """An all-or-nothing import found unreadable items and wrote nothing."""
+
+    code = "import-rejected"
+    status = 422
+
+    def __init__(self, report: ImportReport):
+        failures = report.failures
+        first = failures[0]
+        super().__init__(
+            f"Nothing was imported: {len(failures)} item(s) could not be read; "
+            f"first: {first.location}: {first.message}",
+            details=report.to_dict(),
+        )
+        self.report = report
+
+
+# --- Queues -------------------------------------------------------------------
+
+
+class NoSuchAssignment(DomainError):
+    code = "not-found"
+    status = 404
+
+
+# --- Datasets and members -----------------------------------------------------
+
+
+class InvalidDataset(DomainError):
+    code = "invalid-dataset"
+    status = 422
+
+
+class SlugTaken(DomainError):
+    code = "slug-taken"
+    status = 409
+
+
+class UnknownUser(DomainError):
+    code = "unknown-user"
+    status = 422
+
+
+class AlreadyMember(DomainError):
+    code = "already-member"
+    status = 409
+
+
+class NotAMember(DomainError):
+    code = "not-a-member"
+    status = 404
+
+
+class InvalidRole(DomainError):
+    code = "invalid-role"
+    status = 422
+
+
+class LastCurator(DomainError):
+    code = "last-curator"
+    status = 409

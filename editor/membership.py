@@ -7,7 +7,7 @@ always keeps at least one curator: removing or demoting the last one is refused
 (``LastCurator``). Every membership change is recorded as a ``MembershipChange``, every
 creation or edit of a dataset as a ``DatasetEdit`` (who, when, what changed).
 
-Refusals are ``StorageError``s (code, message, HTTP status), as in ``editor.storage``.
+Refusals are ``DomainError``s (code, message, HTTP status), as in ``editor.storage``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from editor.errors import NotAllowed, StorageError
+from editor.errors import (
+    AlreadyMember,
+    InvalidDataset,
+    InvalidRole,
+    LastCurator,
+    NotAllowed,
+    NotAMember,
+    SlugTaken,
+    UnknownUser,
+)
 from editor.models import (
     Dataset,
     DatasetEdit,
@@ -29,41 +38,6 @@ from editor.storage.storable import check_storable_text
 
 # No username has one, and PostgreSQL refuses it in a query.
 NUL = "\x00"
-
-
-class InvalidDataset(StorageError):
-    code = "invalid-dataset"
-    status = 422
-
-
-class SlugTaken(StorageError):
-    code = "slug-taken"
-    status = 409
-
-
-class UnknownUser(StorageError):
-    code = "unknown-user"
-    status = 422
-
-
-class AlreadyMember(StorageError):
-    code = "already-member"
-    status = 409
-
-
-class NotAMember(StorageError):
-    code = "not-a-member"
-    status = 404
-
-
-class InvalidRole(StorageError):
-    code = "invalid-role"
-    status = 422
-
-
-class LastCurator(StorageError):
-    code = "last-curator"
-    status = 409
 
 
 # --- datasets -------------------------------------------------------------------------------

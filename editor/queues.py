@@ -27,7 +27,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from editor import workflow
-from editor.errors import ConflictError, InvalidContent, NotAllowed, StorageError
+from editor.errors import ConflictError, DomainError, InvalidContent, NoSuchAssignment, NotAllowed
 from editor.labels.annotations import submit_answers
 from editor.models import (
     AssignmentState,
@@ -51,11 +51,6 @@ DONE_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED, AssignmentSt
 
 class _PlaceTaken(Exception):
     """The item filled up between finding it and taking a place (SQLite: no row lock)."""
-
-
-class NoSuchAssignment(StorageError):
-    code = "not-found"
-    status = 404
 
 
 def users_named(usernames: Iterable[str]) -> list:
@@ -202,7 +197,7 @@ def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
                 return _take_a_place(queue, item, user, now)
         except (IntegrityError, _PlaceTaken):
             continue  # another claimer took that place first: try again
-    raise StorageError("Too many claims at once; try again.", code="claim-contention")
+    raise DomainError("Too many claims at once; try again.", code="claim-contention")
 
 
 def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
@@ -358,7 +353,7 @@ def _set_transcript_status(transcript: Transcript, status: str, author, note: st
             return
         except ConflictError:
             continue
-    raise StorageError("The transcript keeps changing; try again.", code="status-contention")
+    raise DomainError("The transcript keeps changing; try again.", code="status-contention")
 
 
 def progress(queue: ReviewQueue) -> dict:

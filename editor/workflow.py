@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from editor.errors import NotAllowed, StorageError
+from editor.errors import NotAllowed, TransitionRefused
 from editor.models import AssignmentState, Role, Status, Transcript
 
 EDITORS = frozenset({Role.ANNOTATOR, Role.REVIEWER, Role.CURATOR})
@@ -60,13 +60,6 @@ TRANSITIONS: dict[str, Transition] = {
         ),
     )
 }
-
-
-class TransitionRefused(StorageError):
-    """A move the workflow does not allow from the transcript's status."""
-
-    code = "transition-refused"
-    status = 409
 
 
 def status_after_edit(status: str) -> str:

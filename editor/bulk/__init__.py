@@ -22,7 +22,7 @@ from django.http import QueryDict
 
 from editor import background, queues, workflow
 from editor.editing import apply_transition
-from editor.errors import InvalidContent, NotAllowed, StorageError
+from editor.errors import DomainError, InvalidContent, NotAllowed
 from editor.exporting.tasks import start_export_task
 from editor.models import (
     BulkTask,
@@ -363,7 +363,7 @@ def run_bulk_task(task_pk: int) -> BulkTask | None:
                     heartbeat, "progress", {"done": done, "total": total}
                 ),
             )
-        except StorageError as refused:
+        except DomainError as refused:
             background.finish(BulkTask, task_pk, TaskStatus.FAILED, error=refused.message)
         else:
             background.finish(

@@ -56,7 +56,7 @@ from typing import IO, Any
 from django.db import IntegrityError, transaction
 
 from editor import formats
-from editor.errors import InvalidContent, NotAllowed, StorageError
+from editor.errors import DomainError, ImportRejected, InvalidContent, NotAllowed
 from editor.models import Dataset, RevisionKind, Status, Transcript
 from editor.storage.content import TITLE_LENGTH, TranscriptContent, check_storable
 from editor.storage.create import BATCH_SIZE, NewTranscript, create_transcripts
@@ -187,23 +187,6 @@ class ImportReport:
             "bytes_total": self.bytes_total,
             "items": [item.to_dict() for item in self.items],
         }
-
-
-class ImportRejected(StorageError):
-    """An all-or-nothing import found unreadable items and wrote nothing."""
-
-    code = "import-rejected"
-    status = 422
-
-    def __init__(self, report: ImportReport):
-        failures = report.failures
-        first = failures[0]
-        super().__init__(
-            f"Nothing was imported: {len(failures)} item(s) could not be read; "
-            f"first: {first.location}: {first.message}",
-            details=report.to_dict(),
-        )
-        self.report = report
 
 
 ProgressCallback = Callable[[ImportReport], None]
@@ -889,7 +872,7 @@ class _Importer:
             check_storable(
                 content, title=new.title, metadata=new.metadata, external_id=new.external_id
             )
-        except StorageError as error:
+        except DomainError as error:
             return self._fail(item, error.message, error.code)
         return new
 
@@ -970,7 +953,7 @@ class _Importer:
                 note="re-imported",
                 kind=RevisionKind.IMPORT,
             )
-        except StorageError as error:
+        except DomainError as error:
             self._fail(item, error.message, error.code)
             return
         self.report.record(item, Action.UPDATED)

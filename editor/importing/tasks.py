@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 
 from editor import background
-from editor.errors import NotAllowed, StorageError
+from editor.errors import DomainError, NotAllowed
 from editor.importing import ImportRejected, ImportReport, import_transcripts
 from editor.models import Dataset, ImportTask, TaskStatus
 
@@ -112,7 +112,7 @@ def run_import_task(task_pk: int) -> ImportTask | None:
             return None
         except ImportRejected as rejected:
             report, error = rejected.report.to_dict(), rejected.message
-        except StorageError as refused:
+        except DomainError as refused:
             error = refused.message
         except FileNotFoundError:
             error = "The uploaded file is gone (removed from the upload folder): upload it again."

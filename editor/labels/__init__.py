@@ -16,7 +16,14 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from editor import formats
-from editor.errors import InvalidContent, NotAllowed, StorageError
+from editor.errors import (
+    InvalidAnswer,
+    InvalidContent,
+    InvalidLabelSchema,
+    LabelSchemaChanged,
+    LabelSchemaExists,
+    NotAllowed,
+)
 from editor.models import Dataset, LabelSchema, LabelSchemaVersion
 from editor.storage.storable import check_storable_text
 
@@ -29,29 +36,6 @@ OPTION_KEYS = frozenset("123456789")
 DEFAULT_TEXT_LENGTH = 10_000
 
 Text = Annotated[str, Field(min_length=1, max_length=200)]
-
-
-class InvalidLabelSchema(InvalidContent):
-    """A schema definition that does not hold; ``details`` lists each problem as
-    ``{question, field, message}`` (question: its key, or ``#n`` when it has none)."""
-
-    code = "invalid-label-schema"
-
-
-class LabelSchemaExists(StorageError):
-    code = "label-schema-exists"
-    status = 409
-
-
-class LabelSchemaChanged(StorageError):
-    """A new version was asked for on top of a version that is no longer the current one."""
-
-    code = "version-conflict"
-    status = 409
-
-
-class InvalidAnswer(InvalidContent):
-    code = "invalid-annotation"
 
 
 class _Strict(BaseModel):

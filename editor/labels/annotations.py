@@ -24,7 +24,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from editor import formats
-from editor.errors import InvalidContent, NotAllowed, StorageError, TranscriptDeleted
+from editor.errors import (
+    AnnotationExists,
+    AnnotationLocked,
+    LabelSchemaArchived,
+    MissingAnswers,
+    NotAllowed,
+    TranscriptDeleted,
+)
 from editor.formats.codecs.bodytext import logical_text
 from editor.labels import InvalidAnswer, Question, definition_of
 from editor.models import (
@@ -35,26 +42,6 @@ from editor.models import (
     LabelSchema,
     Transcript,
 )
-
-
-class LabelSchemaArchived(StorageError):
-    code = "label-schema-archived"
-    status = 409
-
-
-class AnnotationExists(StorageError):
-    """The annotator answered this question about this target already (update that one)."""
-
-    code = "annotation-exists"
-    status = 409
-
-
-class AnnotationLocked(StorageError):
-    """A write the annotation's state does not allow (deleting a submitted one, moving an
-    orphan)."""
-
-    code = "annotation-locked"
-    status = 409
 
 
 def annotations_of(transcript: Transcript, user) -> AnnotationQuerySet:
@@ -373,12 +360,6 @@ def _similar(a: formats.Message, b: formats.Message) -> bool:
 
 
 # --- answering a transcript's questions (the queue view) ------------------------------------
-
-
-class MissingAnswers(InvalidContent):
-    """Required questions left unanswered when handing an item in."""
-
-    code = "answers-missing"
 
 
 def active_questions(dataset, target: str = "transcript") -> list[tuple[LabelSchema, Question]]:

@@ -7,7 +7,7 @@
 * ``delete_transcript`` / ``undelete_transcript`` hide and bring back (soft delete), with a
   revision each.
 
-Errors are ``StorageError`` subclasses carrying a stable ``code``, a human ``message`` and the
+Errors are ``DomainError`` subclasses carrying a stable ``code``, a human ``message`` and the
 HTTP ``status`` the API answers with.
 """
 
@@ -22,9 +22,9 @@ from django.utils import timezone
 from editor import formats
 from editor.errors import (
     ConflictError,
+    DomainError,
     InvalidContent,
     NotAllowed,
-    StorageError,
     TranscriptDeleted,
     TranscriptNotFound,
 )
@@ -167,7 +167,7 @@ def _claim(pk: int, expected_version: int) -> Transcript:
     return Transcript.all_objects.select_related("dataset").get(pk=pk)
 
 
-def refusal(pk: int, expected_version: int) -> StorageError:
+def refusal(pk: int, expected_version: int) -> DomainError:
     """Why transcript ``pk`` cannot be changed from ``expected_version``: gone, deleted, or
     changed since (a conflict carrying the current state)."""
     current = Transcript.all_objects.with_messages().filter(pk=pk).first()
@@ -289,7 +289,7 @@ def undelete_transcript(transcript: Transcript, *, author, note: str = "") -> Tr
             version=F("version") + 1
         )
         if not claimed:
-            raise StorageError("The transcript is not deleted.", code="not-deleted")
+            raise DomainError("The transcript is not deleted.", code="not-deleted")
         current = Transcript.all_objects.with_messages().get(pk=transcript.pk)
         return _write(
             current,

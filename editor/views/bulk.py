@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor import bulk
-from editor.errors import NotAllowed, StorageError
+from editor.errors import DomainError, NotAllowed
 from editor.models import BulkTask, Dataset, TaskStatus
 from editor.tasks import current
 from editor.views.datasets import dataset_context, visible_dataset
@@ -56,7 +56,7 @@ def dataset_bulk(request, slug):
             result = bulk.start(dataset, request.user, action, params=params, **selection)
         except NotAllowed as refused:
             raise PermissionDenied(refused.message) from None
-        except StorageError as refused:
+        except DomainError as refused:
             outcome = {"bulk_error": refused.message}
             status = refused.status
         else:

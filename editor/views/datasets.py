@@ -14,7 +14,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor import membership, search
 from editor.bulk import bulk_transitions
-from editor.errors import ConflictError, NotAllowed, StorageError
+from editor.errors import ConflictError, DomainError, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.importing.tasks import progress_of, start_import_task
 from editor.models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
@@ -64,7 +64,7 @@ def dataset_create(request):
     if form.is_valid():
         try:
             dataset = membership.create_dataset(author=request.user, **form.cleaned_data)
-        except StorageError as refused:  # e.g. the slug was taken since the form checked
+        except DomainError as refused:  # e.g. the slug was taken since the form checked
             form.add_error(None, refused.message)
         else:
             messages.success(request, f"Dataset {dataset.name} created; you are its curator.")
@@ -221,7 +221,7 @@ def _change_members(request, slug, change, refused_form=None):
         change(dataset)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
+    except DomainError as refused:
         return _members_response(request, dataset, refusal=refused, member_form=refused_form)
     # The user may have changed their own role (or left): read it again.
     still_visible = Dataset.objects.for_user(request.user).with_roles(request.user)
@@ -434,7 +434,7 @@ def revision_restore(request, pk, number):
         return render(request, "editor/history.html", context, status=conflict.status)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:  # e.g. the transcript was deleted meanwhile
+    except DomainError as refused:  # e.g. the transcript was deleted meanwhile
         messages.error(request, refused.message)
         return redirect("transcript-history", pk=transcript.pk)
     messages.success(request, f"Revision {number} restored as version {restored.version}.")

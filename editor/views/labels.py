@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from editor import labels
-from editor.errors import NotAllowed, StorageError
+from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import Annotation, Dataset, LabelSchema, Transcript
 from editor.views.messages import int_param, transcript_context
@@ -76,7 +76,7 @@ def transcript_answer(request, pk):
             value=_posted_value(request, question),
             message_index=message_index,
         )
-    except StorageError as refused:
+    except DomainError as refused:
         context["error"] = refused.message
     response = render(request, "editor/labels.html#answer-status", context)
     response["HX-Reswap"] = "none"
@@ -111,7 +111,7 @@ def transcript_span(request, pk):
             start=int_param(request.POST.get("start")),
             end=int_param(request.POST.get("end")),
         )
-    except StorageError as refused:
+    except DomainError as refused:
         error = refused.message
     return _card(request, transcript, index, error=error)
 
@@ -130,7 +130,7 @@ def annotation_delete(request, pk):
         annotations.delete_annotation(annotation, user=request.user)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
+    except DomainError as refused:
         error = refused.message
     return _card(request, annotation.transcript, annotation.message_index or 0, error=error)
 
@@ -231,7 +231,7 @@ def label_schema_save(request, slug):
                     expected_version=int_param(request.POST.get("expected_version")),
                 )
                 note = "New version saved." if created else "Nothing changed."
-    except StorageError as refused:
+    except DomainError as refused:
         context = _schemas_context(
             dataset,
             refusal=refused,

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from editor import editing, formats, workflow
-from editor.errors import ConflictError, InvalidContent, NotAllowed, StorageError
+from editor.errors import ConflictError, DomainError, InvalidContent, NotAllowed
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
 from editor.presentation.display import source_segments
@@ -320,7 +320,7 @@ def message_save(request, pk, index):
         return _conflict(request, transcript, index, conflict, changes, audience)
     except editing.MessageNotFound as missing:
         return _form_error(request, index, missing.message, status=404)
-    except StorageError as refused:
+    except DomainError as refused:
         return _form_error(request, index, refused.message, status=refused.status)
     return _card_response(request, result.transcript, index, audience, extra={"saved": True})
 
@@ -401,7 +401,7 @@ def message_resolve(request, pk, index):
                 )
         except ConflictError as conflict:
             return _conflict(request, transcript, index, conflict, changes, audience)
-        except StorageError as refused:
+        except DomainError as refused:
             return _form_error(request, index, refused.message, status=refused.status)
         return _list_response(request, result.transcript, audience, focus=target)
     return _list_response(
@@ -475,7 +475,7 @@ def _write_and_show(
         return _stale_list(request, transcript, audience, conflict)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
+    except DomainError as refused:
         return _toast(request, refused.message, status=refused.status)
     extra = {}
     if toast is not None:

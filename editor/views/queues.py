@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from editor import queues
-from editor.errors import NotAllowed, StorageError
+from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import (
     AssignmentState,
@@ -135,7 +135,7 @@ def assignment_move(request, pk, move):
         done = mover(assignment, request.user)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
+    except DomainError as refused:
         # Nothing moved: show the item as it is now (still held, or gone), with why.
         current = _assignment(request, pk)
         held = (
@@ -202,7 +202,7 @@ def assignment_review(request, pk):
         )
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except StorageError as refused:
+    except DomainError as refused:
         messages.error(request, refused.message)
     else:
         done = {"approve": "approved", "reject": "rejected"}[request.POST["decision"]]
@@ -264,7 +264,7 @@ def queue_create(request, slug):
         )
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    except (StorageError, ValueError) as refused:
+    except (DomainError, ValueError) as refused:
         messages.error(
             request, getattr(refused, "message", "Overlap and reservation must be numbers.")
         )

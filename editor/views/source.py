@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from editor import editing, formats
-from editor.errors import ConflictError, StorageError
+from editor.errors import ConflictError, DomainError
 from editor.exporting import export_transcript
 from editor.formats.render import token_spans
 from editor.models import Transcript
@@ -87,7 +87,7 @@ def source_editor(request, pk):
         context = _context(transcript, text, spec, refused.details["diagnostics"])
         context.update(refusal=refused, offer_draft=True)
         return render(request, TEMPLATE, context, status=refused.status)
-    except StorageError as refused:
+    except DomainError as refused:
         context = _context(transcript, text, spec, [])
         context["refusal"] = refused
         return render(request, TEMPLATE, context, status=refused.status)
@@ -111,7 +111,7 @@ def _conflict_page(request, transcript, text, spec, conflict: ConflictError):
         context["conflict_diff"] = diff_snapshots(
             current, mine_snapshot, old_label="theirs", new_label="yours"
         )
-    except StorageError:
+    except DomainError:
         context["conflict_diff"] = None
     context.update(
         conflict=conflict, their_text=current["source_text"], version=conflict.current_version
@@ -143,7 +143,7 @@ def source_convert_preview(request, pk):
     to = request.POST.get("convert_to") or ""
     try:
         conversion = editing.convert_source(text, spec=spec, to=to)
-    except StorageError as refused:
+    except DomainError as refused:
         return render(request, TEMPLATE + "#conversion-preview", {"refusal": refused}, status=200)
     return render(
         request,
@@ -164,7 +164,7 @@ def transcript_export(request, pk):
     try:
         export_audience(transcript.dataset, request.user, audience)
         exported = export_transcript(transcript, spec=spec, audience=audience)
-    except StorageError as refused:
+    except DomainError as refused:
         if request.htmx:
             return render(
                 request, "editor/transcript.html#export-losses", {"refusal": refused}, status=200

@@ -7,9 +7,9 @@ import pytest
 from editor import formats
 from editor.errors import (
     ConflictError,
+    DomainError,
     InvalidContent,
     NotAllowed,
-    StorageError,
     TranscriptDeleted,
 )
 from editor.models import Dataset, Message, Revision, RevisionKind, Transcript
@@ -228,7 +228,7 @@ def test_soft_delete_and_undelete(transcript, curator, annotator):
     assert Transcript.objects.get(pk=transcript.pk).canonical() == transcript.canonical()
     kinds = list(Revision.objects.for_transcript(transcript).values_list("kind", flat=True))
     assert kinds == [RevisionKind.UNDELETE, RevisionKind.DELETE, RevisionKind.CREATE]
-    with pytest.raises(StorageError) as caught:
+    with pytest.raises(DomainError) as caught:
         undelete_transcript(transcript, author=curator)
     assert caught.value.code == "not-deleted"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from editor import formats
-from editor.errors import StorageError
+from editor.errors import DomainError
 from editor.exporting import MESSAGES_SPEC, Format, export_dataset
 from editor.models import Dataset, Status
 
@@ -96,7 +96,7 @@ class Command(BaseCommand):
                 _write_atomically(Path(out), export)
             else:
                 self._write_to_stdout(export)
-        except StorageError as error:
+        except DomainError as error:
             raise CommandError(error.message) from None
         self.stderr.write(f"{export.count} transcript(s) exported.")
         if export.loss_count:

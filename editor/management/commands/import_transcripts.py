@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from editor import formats
-from editor.errors import StorageError
+from editor.errors import DomainError
 from editor.importing import ImportRejected, ImportReport, Kind, OnConflict, import_transcripts
 from editor.models import Dataset, validate_dataset_slug
 
@@ -104,7 +104,7 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"{rejected.report.summary()} --partial imports the readable ones."
                 ) from None
-            except StorageError as error:
+            except DomainError as error:
                 self._finish_progress()
                 raise CommandError(error.message) from None
         self._finish_progress()

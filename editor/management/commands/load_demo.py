@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from editor import membership
-from editor.errors import StorageError
+from editor.errors import DomainError
 from editor.models import Dataset, Role, Transcript
 from editor.storage.create import create_transcript
 
@@ -73,5 +73,5 @@ def _make_curator(dataset: Dataset, username: str) -> None:
     )
     try:
         change(dataset, author=user, username=username, role=Role.CURATOR)
-    except StorageError as refused:  # a user who is neither superuser nor curator already
+    except DomainError as refused:  # a user who is neither superuser nor curator already
         raise CommandError(f"{username} cannot be made curator: {refused}") from None
