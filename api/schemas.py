@@ -18,7 +18,6 @@ from editor.importing import OnConflict
 from editor.importing.tasks import progress_of
 from editor.labels.filters import parse_label_filter, pickable_questions
 from editor.models import (
-    MAX_SEARCH_LENGTH,
     AnchorState,
     AnnotationState,
     AssignmentState,
@@ -28,6 +27,7 @@ from editor.models import (
     TranscriptFilter,
     sort_choices,
 )
+from editor.search import MAX_SEARCH_LENGTH
 from editor.workflow import TRANSITIONS
 
 # Numbers sent to the API end up in integer columns (PostgreSQL's are 32 bits) or in lookups

@@ -7,11 +7,11 @@ from django.http import Http404
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
-from editor import search
 from editor.exporting import export_transcript
 from editor.formats.render import render as render_transcript
 from editor.models import Transcript
 from editor.revisions import diff_revisions, list_revisions, restore_revision
+from editor.search import pages as search_pages
 from editor.storage.content import TranscriptContent
 from editor.storage.create import create_transcript
 from editor.storage.save import delete_transcript, save_transcript, undelete_transcript
@@ -64,7 +64,7 @@ def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
         rows = rows.deleted()
     rows = rows.sorted_by(filters.sort)
     if wanted.text:
-        rows = search.rows_containing(rows, wanted.text, wanted.search_hidden, MAX_LIMIT)
+        rows = search_pages.rows_containing(rows, wanted.text, wanted.search_hidden, MAX_LIMIT)
     return rows
 
 

@@ -7,14 +7,17 @@ from collections.abc import Iterable, Sequence
 
 from django.db import connections, router
 from django.db.models import F
+from django.db.models.signals import pre_delete
 
-from editor import formats, search_index
+from editor import formats
 from editor.db.bulk_insert import insert_rows
 from editor.db.message_text import Span, locate
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import (
     Message,
+    Transcript,
 )
+from editor.search import sqlite_index as search_index
 
 # The fields of a Message row, in the order insert_messages writes them.
 # How a row holds its content: the text, or where it is in the source text (``Span``).
@@ -255,3 +258,27 @@ def _common_prefix(a: str, b: str) -> int:
 def _common_suffix(a: str, b: str) -> int:
     """How many characters ``a`` and ``b`` share at their end."""
     return _common_prefix(a[::-1], b[::-1])
+
+
+def connect() -> None:
+    """Take a transcript's messages out of the index when it is deleted for good (the admin,
+    a dataset deleted; the app itself only soft-deletes)."""
+    pre_delete.connect(_transcript_deleted, sender=Transcript, dispatch_uid="search-index")
+
+
+def _transcript_deleted(sender, instance, using, **kwargs) -> None:
+    connection = connections[using]
+    if connection.vendor != "sqlite":
+        return
+    rows = (
+        Message.objects.using(using)
+        .filter(transcript=instance)
+        .values_list("pk", "end_user_text", *Message.STORED_FIELDS)
+    )
+    search_index.remove(
+        connection,
+        (
+            (pk, Message.canonical_of(stored, instance).content or "", end_user_text)
+            for pk, end_user_text, *stored in rows
+        ),
+    )

@@ -12,13 +12,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from editor import membership, search
+from editor import membership
 from editor.bulk import bulk_transitions
 from editor.errors import ConflictError, DomainError, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.importing.tasks import progress_of, start_import_task
 from editor.models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
 from editor.revisions import diff_revisions, list_revisions, restore_revision
+from editor.search import pages as search_pages
 from editor.tasks import current
 from editor.views.forms import (
     DatasetEditForm,
@@ -102,7 +103,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         .sorted_by(sort)
     )
     if wanted.text:
-        page = search.search_page(
+        page = search_pages.search_page(
             rows, wanted.text, wanted.search_hidden, request.GET.get("page"), PAGE_SIZE
         )
     else:
@@ -160,7 +161,7 @@ def _page_links(request, path: str, page) -> dict[str, str]:
         links["previous"] = _url(request, path, page=page.previous_page_number())
     if page.has_next():
         links["next"] = _url(request, path, page=page.next_page_number())
-        if not isinstance(page.paginator, search.EstimatedPaginator):
+        if not isinstance(page.paginator, search_pages.EstimatedPaginator):
             links["last"] = _url(request, path, page=page.paginator.num_pages)
     return links
 

@@ -2,7 +2,8 @@ from django import forms
 
 from editor import formats
 from editor.labels.filters import filter_choices, parse_label_filter, pickable_questions
-from editor.models import MAX_SEARCH_LENGTH, Contains, Dataset, Role, Status, TranscriptFilter
+from editor.models import Contains, Dataset, Role, Status, TranscriptFilter
+from editor.search import MAX_SEARCH_LENGTH
 
 SPEC_OPTIONS = [(spec, spec) for spec in formats.SPEC_IDS]
 

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from editor import formats
 from editor.db.message_text import MIN_SPANNED_LENGTH, Span, content_at, locate
 from editor.models import Message, Transcript
-from editor.search_index import texts
+from editor.search.sqlite_index import texts
 from editor.storage.create import create_transcript
 from editor.storage.save import save_transcript
 from tests.formats.conftest import fixture_inputs, read_input

@@ -8,7 +8,8 @@ import pytest
 from django.urls import reverse
 
 from editor import formats
-from editor.models import SEARCH_WORD_RE, Message, Transcript, TranscriptFilter
+from editor.models import Message, Transcript, TranscriptFilter
+from editor.search import SEARCH_WORD_RE
 from editor.storage.save import delete_transcript, save_transcript
 from tests.conftest import make_transcript
 

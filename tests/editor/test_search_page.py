@@ -6,8 +6,9 @@ exact set of matches. Runs on SQLite (FTS5) and PostgreSQL (GIN)."""
 import pytest
 from django.urls import reverse
 
-from editor import formats, search
+from editor import formats
 from editor.models import Message, Transcript
+from editor.search import pages as search
 from tests.conftest import make_transcript
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,8 @@
 The table keeps no text (``content=''``): a row is taken out with a ``delete`` command that
 repeats the texts it was put in with, exactly. Message rows may not hold their text either
 (``editor.db.message_text``), so no trigger can: storage passes the texts, which it has, and a
-transcript deleted for good takes its messages out first (``connect``). A row left in the
+transcript deleted for good takes its messages out first
+(``editor.storage.message_rows.connect``). A row left in the
 index after its message is gone (rows deleted by raw SQL) would find nothing: message ids are
 never reused (AUTOINCREMENT) and every search goes through the message rows. PostgreSQL's
 search is GIN indexes over the message rows, kept by the database.
@@ -17,9 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-
-from django.db import connections
-from django.db.models.signals import pre_delete
 
 TABLE = "editor_message_search"
 
@@ -71,34 +69,6 @@ def add_stored(connection, transcript_id: int, contents: dict[int, str]) -> None
         f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text) SELECT ",
         transcript_id,
         contents,
-    )
-
-
-def connect() -> None:
-    """Take a transcript's messages out of the index when it is deleted for good (the admin,
-    a dataset deleted; the app itself only soft-deletes)."""
-    from editor.models import Transcript
-
-    pre_delete.connect(_transcript_deleted, sender=Transcript, dispatch_uid="search-index")
-
-
-def _transcript_deleted(sender, instance, using, **kwargs) -> None:
-    from editor.models import Message
-
-    connection = connections[using]
-    if connection.vendor != "sqlite":
-        return
-    rows = (
-        Message.objects.using(using)
-        .filter(transcript=instance)
-        .values_list("pk", "end_user_text", *Message.STORED_FIELDS)
-    )
-    remove(
-        connection,
-        (
-            (pk, Message.canonical_of(stored, instance).content or "", end_user_text)
-            for pk, end_user_text, *stored in rows
-        ),
     )
 
 
