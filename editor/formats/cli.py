@@ -30,10 +30,11 @@ from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
-from . import jsonl, parse, serialize
+from . import jsonl
 from .canonical import dumps
 from .detect import detect as detect_spec
 from .diagnostics import ERROR, Diagnostic, has_errors
+from .parsing import parse, serialize
 from .specs import SPEC_IDS
 
 OK, FAILED, UNUSABLE = 0, 1, 2

@@ -1,14 +1,18 @@
 """JSONL datasets: one transcript a line, validated or converted record by record.
 
     dataset  = *(record LF)
-    record   = document / envelope / blank
-    document = a JSON document of any JSON spec, on one line
-    envelope = {"text" | "document", "spec"?, …}   ; the import envelope (docs/storage.md)
+    record   = [BOM] (document / envelope / blank)
+    document = a JSON document of any JSON spec (an object or an array), on one line
+    envelope = {"text" | "document", "spec"?, "id"?, "title"?, "metadata"?, "status"?, …}
 
-A record's diagnostics keep the positions of its own transcript text (for a bare document,
-the line itself: line 1, the column in the file). A line that is not UTF-8 or not JSON is one
-E-PARSE-JSON diagnostic for that record, an envelope field of the wrong kind one
-E-PARSE-SHAPE; the dataset goes on.
+This module is the one reader of a record, for ``ocm`` and for the importer alike
+(``read_record`` for a line, ``read_value`` for a value decoded elsewhere: a file holding one
+envelope, an item of a JSON array); docs/formats.md says how an envelope is read. A record's
+diagnostics keep the positions of its own transcript text (for a bare document, the line
+itself: line 1, the column in the file). A line that is not UTF-8 or not JSON is one
+E-PARSE-JSON diagnostic for that record, anything else that is not a transcript (a JSON
+scalar, an envelope field of the wrong kind, an unknown spec id) one E-PARSE-SHAPE; the
+dataset goes on.
 
 Records are independent, so ``jobs`` worker processes share them: the lines go out in
 batches and the reports come back in order. A file whose first line is a single message
@@ -29,17 +33,30 @@ from functools import partial
 from itertools import islice
 from typing import Any, BinaryIO
 
-from . import ParseResult, parse, parse_read
 from .codecs import json_depth, json_support
 from .convert import convert
 from .detect import classify
 from .diagnostics import Diagnostic, Diagnostics
-from .specs import SPEC_IDS, TEXT_SPECS
+from .parsing import ParseResult, parse, parse_read
+from .specs import SPEC_IDS, TEXT_SPECS, is_spec, spec_ids
 from .validate import validate_parsed  # here, not per record: workers fork with it
 
 BODY_KEYS = ("text", "document")
 TRANSCRIPT_KEYS = (*BODY_KEYS, "messages", "conversations", "thread")
 DATASET_SUFFIXES = (".jsonl", ".ndjson")
+UTF8_BOM = "\ufeff".encode()
+# The envelope's optional fields and the JSON type each must have (null: as if absent).
+ENVELOPE_FIELDS = (
+    ("spec", str, "a string"),
+    ("title", str, "a string"),
+    ("metadata", dict, "an object"),
+    ("status", str, "a string"),
+)
+# Why a record holds no transcript, for programs (the importer's item codes).
+NOT_UTF8 = "not-utf8"
+INVALID_JSON = "invalid-json"
+INVALID_ENVELOPE = "invalid-envelope"
+UNKNOWN_SPEC = "unknown-spec"
 # What a worker is sent at a time: large enough that sending is a small share of the work.
 BLOCK_BYTES = 1 << 20  # read from a stream
 BATCH_LINES = 512  # lines given one by one
@@ -51,9 +68,18 @@ class Record:
 
     number: int  # 1-based line number in the file
     text: str | None = None
+    # The envelope's "spec", else the reader's, else (a bare document) the one its shape shows.
     spec: str | None = None
+    external_id: str = ""  # the envelope's "id", or a bare document's top-level "id"
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    status: str = ""  # the envelope's review state, as written (the workflow's to check)
     envelope: dict[str, Any] | None = None  # the envelope's other keys, kept on conversion
+    # An envelope that names its spec and has an empty body ("text": "", "document": []): an
+    # empty transcript, what an export writes for one whose every message the spec drops.
+    empty: bool = False
     problem: Diagnostic | None = None
+    reason: str = ""  # the problem's kind for programs: NOT_UTF8, INVALID_JSON…
     document: json_support.Node | None = None  # a bare document, as read
 
 
@@ -68,16 +94,22 @@ class RecordReport:
 
     def __reduce__(self):
         # Reports come back from the workers by the thousand: pickled as the tuple of their
-        # fields, not a class's state dict (half the pickling time, measured).
+        # fields, not a class's state dict (which pickles much slower).
         fields = (self.number, self.spec, self.messages, self.diagnostics, self.output)
         return RecordReport, (*fields, self.losses)
+
+
+def record_line(line: bytes) -> bytes:
+    """A line as its record: without its line end or a leading byte order mark (an encoding
+    artefact, not content; files joined with ``cat`` may have one at the start of any line)."""
+    return line.rstrip(b"\r\n").removeprefix(UTF8_BOM)
 
 
 def is_dataset(first_line: bytes) -> bool:
     """False when the first line is one message: the file is then one openchatml-json
     transcript in JSON Lines, not a dataset of transcripts."""
     try:
-        value = json_depth.loads(first_line.decode("utf-8", "replace"))
+        value = json_depth.loads(record_line(first_line).decode("utf-8", "replace"))
     except ValueError:
         return True
     return not (
@@ -88,40 +120,100 @@ def is_dataset(first_line: bytes) -> bool:
 
 
 def read_record(number: int, raw: bytes, spec: str | None, *, located: bool = True) -> Record:
-    """The transcript written on line ``raw``: a bare document (with ``spec``, or detected)
-    or an envelope (its ``spec`` unless ``spec`` is given). A bare document read
-    ``located=False`` has no positions (``json_support.read_unlocated``)."""
+    """The transcript written on line ``raw`` (a ``record_line``), read by ``read_value``.
+    A bare document read ``located=False`` has no positions (``json_support.read_unlocated``)."""
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         message = f"The line is not UTF-8 (invalid byte at column {err.start + 1})"
-        return Record(number, problem=_problem("", "E-PARSE-JSON", message))
+        return _unreadable(number, "", NOT_UTF8, message)
     try:
         document = (json_support.read_document if located else json_support.read_unlocated)(line)
     except json.JSONDecodeError as walk_err:
         err = json_support.decoder_error(line) or walk_err
-        message = f"Invalid JSON: {err.msg}"
-        return Record(number, problem=_problem(line, "E-PARSE-JSON", message, err.pos))
-    value = document.value
-    if not isinstance(value, dict) or value.keys().isdisjoint(BODY_KEYS):
-        # Named and parsed from the document already read: the line is decoded once.
-        return Record(number, text=line, spec=spec or classify(value), document=document)
-    body = value.get("text", value.get("document"))
+        message = f"The line is not valid JSON: {err.msg} (column {err.pos + 1})"
+        return _unreadable(number, line, INVALID_JSON, message, err.pos)
+    return read_value(line, document.value, spec, number=number, document=document)
+
+
+def read_value(
+    text: str,
+    value: Any,
+    spec: str | None = None,
+    *,
+    number: int = 1,
+    document: json_support.Node | None = None,
+) -> Record:
+    """The transcript that ``value``, decoded from ``text``, holds.
+
+    An object with "text" or "document" is an envelope: its body is the transcript, in the
+    envelope's "spec", else in ``spec``. Any other object or array is a bare document (its
+    ``text`` is the transcript), in ``spec``, else in the spec its shape shows (detected from
+    the decoded value: the text is decoded once), and a top-level "id" it has names it. A
+    JSON scalar holds no transcript."""
+    if isinstance(value, dict) and not value.keys().isdisjoint(BODY_KEYS):
+        return _envelope(number, text, value, spec)
+    if isinstance(value, dict):
+        external_id = _external_id(value.get("id"))
+    elif isinstance(value, list):
+        external_id = ""
+    else:
+        message = "expected a JSON object or array: a transcript or an envelope"
+        return _unreadable(number, text, INVALID_ENVELOPE, message)
+    spec = spec or classify(value)
+    return Record(number, text=text, spec=spec, external_id=external_id, document=document)
+
+
+def _envelope(number: int, text: str, value: dict[str, Any], spec: str | None) -> Record:
+    """An envelope's transcript, or the first reason it has none: a field of the wrong type,
+    both bodies (one would be lost), a spec id no codec has."""
+    if "text" in value and "document" in value:
+        return _unreadable(number, text, INVALID_ENVELOPE, 'give "text" or "document", not both')
+    if "text" in value:
+        body = value["text"]
+        if not isinstance(body, str):
+            return _unreadable(number, text, INVALID_ENVELOPE, '"text" must be a string')
+        empty = not body.strip()
+    else:
+        body = json.dumps(value["document"], ensure_ascii=False)
+        empty = value["document"] in ([], {})
+    for key, kind, what in ENVELOPE_FIELDS:
+        if value.get(key) is not None and not isinstance(value[key], kind):
+            return _unreadable(number, text, INVALID_ENVELOPE, f'"{key}" must be {what}')
+    identifier = value.get("id")
+    if identifier is not None and (
+        isinstance(identifier, bool) or not isinstance(identifier, (str, int))
+    ):
+        return _unreadable(number, text, INVALID_ENVELOPE, '"id" must be a string or an integer')
     named = value.get("spec")
-    if "text" in value and not isinstance(body, str):
-        return Record(number, problem=_problem(line, "E-PARSE-SHAPE", '"text" must be a string'))
-    if named is not None and named not in SPEC_IDS:
-        message = f'"spec" must be one of {", ".join(SPEC_IDS)}'
-        return Record(number, problem=_problem(line, "E-PARSE-SHAPE", message))
-    text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-    others = {k: v for k, v in value.items() if k not in (*BODY_KEYS, "spec")}
-    return Record(number, text=text, spec=spec or named, envelope=others)
+    if named is not None and not is_spec(named):
+        message = f'Unknown spec id {named!r} in "spec"; expected one of: {", ".join(spec_ids())}'
+        return _unreadable(number, text, UNKNOWN_SPEC, message)
+    return Record(
+        number,
+        text=body,
+        spec=named or spec,
+        external_id=_external_id(identifier),
+        title=value.get("title") or "",
+        metadata=value.get("metadata") or {},
+        status=value.get("status") or "",
+        envelope={k: v for k, v in value.items() if k not in (*BODY_KEYS, "spec")},
+        empty=named is not None and empty,
+    )
 
 
-def _problem(line: str, code: str, message: str, offset: int = 0) -> Diagnostic:
-    sink = Diagnostics(line)
+def _external_id(value: Any) -> str:
+    """An "id" as the text it names: a string, or an integer written in decimal."""
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    return ""
+
+
+def _unreadable(number: int, text: str, reason: str, message: str, offset: int = 0) -> Record:
+    code = "E-PARSE-JSON" if reason in (NOT_UTF8, INVALID_JSON) else "E-PARSE-SHAPE"
+    sink = Diagnostics(text)
     sink.add(code, offset, message)
-    return sink.items[0]
+    return Record(number, problem=sink.items[0], reason=reason)
 
 
 def _parse(record: Record) -> ParseResult:
@@ -172,9 +264,10 @@ def convert_record(number: int, line: bytes, spec: str | None, to: str) -> Recor
 
 
 def numbered_lines(lines: Iterable[bytes], start: int = 1) -> Iterator[tuple[int, bytes]]:
-    """The non-blank lines with their numbers (the first is ``start``), line ends removed."""
+    """The non-blank lines with their numbers (the first is ``start``), as ``record_line``
+    gives them."""
     for number, line in enumerate(lines, start=start):
-        line = line.rstrip(b"\r\n")
+        line = record_line(line)
         if line and not line.isspace():  # no stripped copy of every line to test it
             yield number, line
 

@@ -22,19 +22,13 @@ CALL = "call"  # an outgoing tool call that stops sampling: <|call|>, MMS halt o
 RETURN = "return"  # the sampling terminator of a final assistant message: <|return|>, <|end_turn|>
 TERMINATORS = (END, CALL, RETURN)  # and None: the message was cut off (truncated)
 
-SEMANTIC_FIELDS = (
-    "role",
-    "content",
-    "channel",
-    "recipient",
-    "name",
-    "call_id",
-    "intent",
-    "content_type",
-    "constrain",
-    "end",
-    "attrs",
-)
+# A message's fields, declared once; everything that lists them (the database row, the
+# canonical JSON, the editor's form, diffs) takes them from here, in this order.
+# The short text fields of a message's header: who it is to or from, how its body is typed.
+HEADER_FIELDS = ("channel", "recipient", "name", "call_id", "intent", "content_type", "constrain")
+# The optional scalar fields: a value or None.
+SCALAR_FIELDS = (*HEADER_FIELDS, "end")
+SEMANTIC_FIELDS = ("role", "content", *SCALAR_FIELDS, "attrs")
 
 
 @dataclass(slots=True, eq=False)
@@ -50,7 +44,7 @@ class Source:
 
     Never changed once made (``dataclasses.replace`` makes a new one). Not ``frozen=True``:
     the parser makes one per message, and a frozen dataclass's ``__init__`` (``object.__setattr__``
-    per field) made parsing 12 % slower (measured, docs/performance.md).
+    per field) makes parsing measurably slower (docs/performance.md).
     """
 
     spec: str
@@ -188,3 +182,13 @@ class Transcript:
             messages=[Message.from_dict(m) for m in data.get("messages") or []],
             attrs=dict(data.get("attrs") or {}),
         )
+
+
+# Tools built into the models that use them (Harmony's browser and python): not functions of
+# a developer's namespace, so never qualified as ``functions.x``.
+BUILTIN_PREFIXES = ("browser.",)
+BUILTIN_NAMES = frozenset({"browser", "python"})
+
+
+def is_builtin(tool: str) -> bool:
+    return tool in BUILTIN_NAMES or tool.startswith(BUILTIN_PREFIXES)

@@ -199,8 +199,8 @@ def test_validate_a_jsonl_dataset_reports_by_line_with_a_summary(tmp_path, jobs)
     code, out, err = run("validate", str(path), "-j", jobs)
     assert code == 1
     assert out.splitlines() == [
-        f"{path}:2: 1:2: error E-PARSE-JSON: Invalid JSON: "
-        "Expecting property name enclosed in double quotes"
+        f"{path}:2: 1:2: error E-PARSE-JSON: The line is not valid JSON: "
+        "Expecting property name enclosed in double quotes (column 2)"
     ]
     assert err == f"{path}: 4 records, 1 with errors, 1 error, 0 other diagnostics\n"
 

@@ -1,5 +1,5 @@
-"""Conformance probes: spec examples and DESIGN §2 contract points run through the ``ocm`` CLI,
-each a regression test for a disagreement found in an audit."""
+"""Conformance probes: spec examples and the contract points of docs/formats.md run through the
+``ocm`` CLI, each a regression test for a disagreement found in an audit."""
 
 from __future__ import annotations
 

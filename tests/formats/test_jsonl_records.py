@@ -251,3 +251,131 @@ def test_an_empty_file_has_no_records(tmp_path):
     path.write_bytes(b"")
     with path.open("rb") as stream:
         assert list(jsonl.run(stream, echo, jobs=2)) == []
+
+
+# --- the envelope: one reader for ``ocm`` and the importer (docs/formats.md) ----------------
+
+MESSAGES = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+CHATML = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nhello<|im_end|>\n"
+
+
+def line_of(value) -> bytes:
+    """A dataset line: bytes as given, a str as the JSON text it is, anything else dumped."""
+    if isinstance(value, bytes):
+        return value
+    return (value if isinstance(value, str) else json.dumps(value)).encode()
+
+
+def read(value, spec: str | None = None) -> jsonl.Record:
+    return jsonl.read_record(3, jsonl.record_line(line_of(value)), spec)
+
+
+def test_an_envelope_gives_its_body_spec_and_fields():
+    record = read(
+        {
+            "id": 7,
+            "spec": "chatml",
+            "text": CHATML,
+            "title": "T",
+            "metadata": {"lang": "en"},
+            "status": "approved",
+            "extra": 1,
+        }
+    )
+    assert (record.text, record.spec, record.external_id, record.title) == (
+        CHATML,
+        "chatml",
+        "7",
+        "T",
+    )
+    assert (record.metadata, record.status, record.problem) == ({"lang": "en"}, "approved", None)
+    assert record.envelope == {
+        "id": 7,
+        "title": "T",
+        "metadata": {"lang": "en"},
+        "status": "approved",
+        "extra": 1,
+    }
+
+
+def test_the_envelopes_spec_wins_over_the_readers():
+    # Was: ``ocm validate --spec`` read every envelope in its spec, the importer in the
+    # envelope's own. The record says what it is written in; ``--spec`` is for the others.
+    assert read({"spec": "chatml", "text": CHATML}, spec="harmony").spec == "chatml"
+    assert read({"text": CHATML}, spec="chatml").spec == "chatml"
+    assert read({"messages": MESSAGES}, spec="openchatml-json").spec == "openchatml-json"
+    assert read({"messages": MESSAGES}).spec == "openai-messages"
+
+
+def test_a_json_array_is_a_bare_document():
+    # Was: the importer refused any line but an object; ``ocm`` read an array as a document.
+    tokens = ["<|im_start|>", "user", "\n", "hi", "<|im_end|>"]
+    assert read(tokens).spec == "chatml-json"
+    record = read(MESSAGES)
+    assert (record.spec, record.external_id, record.problem) == ("openai-messages", "", None)
+
+
+def test_a_bare_document_is_named_by_its_top_level_id():
+    assert read({"id": "d1", "messages": MESSAGES}).external_id == "d1"
+    assert read({"id": ["not", "a", "name"], "messages": MESSAGES}).external_id == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "reason", "message"),
+    [
+        ('"a string"', "invalid-envelope", "expected a JSON object or array"),
+        ("3", "invalid-envelope", "expected a JSON object or array"),
+        ({"text": CHATML, "document": MESSAGES}, "invalid-envelope", "not both"),
+        ({"text": 3}, "invalid-envelope", '"text" must be a string'),
+        ({"text": CHATML, "spec": 3}, "invalid-envelope", '"spec" must be a string'),
+        ({"text": CHATML, "title": 3}, "invalid-envelope", '"title" must be a string'),
+        ({"text": CHATML, "metadata": []}, "invalid-envelope", '"metadata" must be an object'),
+        ({"text": CHATML, "status": True}, "invalid-envelope", '"status" must be a string'),
+        ({"text": CHATML, "id": True}, "invalid-envelope", '"id" must be a string or an integer'),
+        ({"text": CHATML, "id": 1.5}, "invalid-envelope", '"id" must be a string or an integer'),
+        ({"text": CHATML, "spec": "nope"}, "unknown-spec", "Unknown spec id 'nope'"),
+        ('{"text": ', "invalid-json", "The line is not valid JSON: Expecting value (column 10)"),
+        (b"\xff{}", "not-utf8", "The line is not UTF-8 (invalid byte at column 1)"),
+    ],
+)
+def test_a_record_that_is_not_a_transcript_says_why(value, reason, message):
+    # Was: ``ocm`` took "text" when both bodies were given (the document lost), checked no
+    # field but "text" and "spec", and tried to detect a spec in a JSON scalar.
+    record = read(value)
+    assert (record.text, record.reason) == (None, reason)
+    assert message in record.problem.message
+    expected = "E-PARSE-JSON" if reason in ("invalid-json", "not-utf8") else "E-PARSE-SHAPE"
+    assert record.problem.code == expected
+    assert jsonl.validate_record(3, jsonl.record_line(line_of(value)), None).diagnostics == [
+        record.problem
+    ]
+
+
+def test_null_fields_are_absent():
+    # Was: the importer refused "title": null (and an empty "id"); ``ocm`` did not look.
+    line = {"id": None, "spec": None, "title": None, "metadata": None, "status": None}
+    record = read({**line, "text": CHATML})
+    assert (record.problem, record.spec, record.external_id, record.title) == (None, None, "", "")
+    assert (record.metadata, record.status) == ({}, "")
+    assert read({"id": "", "text": CHATML}).external_id == ""
+
+
+def test_an_envelope_naming_its_spec_with_an_empty_body_is_an_empty_transcript():
+    assert read({"spec": "chatml", "text": " \n"}).empty
+    assert read({"spec": "chatml-json", "document": []}).empty
+    assert not read({"text": ""}).empty  # no spec: nothing says what it is
+    assert not read({"spec": "chatml", "text": CHATML}).empty
+
+
+def test_a_byte_order_mark_starts_no_record():
+    # Was: ``ocm`` failed a dataset's first line after a BOM as invalid JSON (the importer
+    # skipped it on the first line only); a file joined with ``cat`` has one on any line.
+    good = json.dumps({"messages": MESSAGES}).encode()
+    data = b"\xef\xbb\xbf" + good + b"\n\xef\xbb\xbf" + good + b"\n\xef\xbb\xbf\n"
+    reports = list(jsonl.run(io.BytesIO(data), partial(jsonl.validate_record, spec=None)))
+    assert [(r.number, r.spec, r.diagnostics) for r in reports] == [
+        (1, "openai-messages", []),
+        (2, "openai-messages", []),
+    ]
+    assert jsonl.is_dataset(b"\xef\xbb\xbf" + good)
+    assert not jsonl.is_dataset(b'\xef\xbb\xbf{"role": "user", "content": "hi"}')

@@ -1,4 +1,4 @@
-"""Parsing time is linear in input size (DESIGN guarantee 5)."""
+"""Parsing time is linear in input size (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpenAI ChatML, text form (specs/chatml-openai.md).
+"""OpenAI ChatML, text form (docs/formats.md, spec id ``chatml``).
 
     FormattedRequest  = *Message [CompletionRequest]
     Message           = "<|start|>" RoleName "<|message|>" Text "<|end_message|>"
@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostics
 from ..model import END, Transcript
+from ..specinfo import SpecInfo, Vocabulary
 from ..specs import Codec
+from ..words import role_and_body_badges
 from .openchatml2 import MESSAGE, START, Dialect, parse_document, serialize_document
 from .scanner import token
 
@@ -42,4 +44,14 @@ def serialize(transcript: Transcript) -> str:
     return serialize_document(transcript, CHATML)
 
 
-CODECS = (Codec("chatml", parse, serialize, message_start=token(START)),)
+# Roles are read as written (the validator judges them); the JSON token list (chatml_json)
+# says the same as the text.
+INFO = SpecInfo(
+    family="chatml",
+    text=True,
+    fields=("role", "name"),
+    vocabulary=Vocabulary(roles=("system", "user", "assistant")),
+    part_badges=role_and_body_badges,
+)
+
+CODECS = (Codec("chatml", parse, serialize, message_start=token(START), info=INFO),)

@@ -1,4 +1,4 @@
-"""ChatML's JSON wire form (chatml-openai.md): a flat list of tokens and text.
+"""ChatML's JSON wire form (OpenAI ChatML; docs/formats.md): a flat list of tokens and text.
 
     document = "[" *item "]"
     item     = {"token": "<|start|>" / "<|message|>" / "<|end_message|>"} / string
@@ -14,12 +14,14 @@ quick fix and read as ``<|message|>``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from ..diagnostics import Diagnostics, Edit, Fix
 from ..model import END, Message, Transcript, stamp
 from ..specs import Codec
 from . import json_support as js
+from .chatml import INFO as CHATML_INFO
 
 SPEC = "chatml-json"
 START, MESSAGE, END_MESSAGE = "<|start|>", "<|message|>", "<|end_message|>"
@@ -187,4 +189,6 @@ def serialize(transcript: Transcript) -> str:
     return f"[\n{body}\n]"
 
 
-CODECS = (Codec(SPEC, parse, serialize),)
+INFO = replace(CHATML_INFO, text=False)  # ChatML itself, as a JSON token list
+
+CODECS = (Codec(SPEC, parse, serialize, info=INFO),)

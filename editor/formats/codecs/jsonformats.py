@@ -13,16 +13,20 @@ projections live in ``chatml_json`` and ``ocm_json``; this module exposes all th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostics
-from ..model import CALL, Message, Transcript
+from ..model import CALL, Message, Transcript, is_builtin
+from ..specinfo import SpecInfo, Vocabulary
 from ..specs import Codec
-from ..validate.context import is_builtin
+from ..words import Badge, PartContext, optional_badges
 from . import json_depth
 from . import json_support as js
 from .chatml_json import CODECS as CHATML_JSON_CODECS
 from .ocm_json import CODECS as OCM_JSON_CODECS
+
+if TYPE_CHECKING:
+    from ..render import RenderedItem
 
 OPENAI = "openai-messages"
 SHAREGPT = "sharegpt"
@@ -466,9 +470,71 @@ def serialize_sharegpt(transcript: Transcript) -> str:
     return js.dumps(js.wrap(turns, transcript, "conversations"), transcript)
 
 
+# --- what the app needs to know of the two specs ---------------------------------------------
+
+
+def openai_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The key each part of a JSON message is written under (``reasoning_content``,
+    ``content``, ``tool_calls[0]``, legacy ``function_call``) with the function it calls,
+    then the keys of the JSON message itself on its first part."""
+    first = message is context.group[0]
+    kind = slot(message)
+    if kind == 0:
+        badges = [Badge(message.attrs.get("reasoning_key", REASONING_KEYS[0]))]
+    elif kind == 1:
+        badges = [Badge("content")]
+    elif message.attrs.get("legacy_function_call"):
+        badges = [Badge("function_call", function_name(item.recipient))]
+    else:
+        calls = [m for m in context.group if slot(m) == 2]
+        position = next(i for i, m in enumerate(calls) if m is message)
+        badges = [Badge(f"tool_calls[{position}]", function_name(item.recipient))]
+        badges += optional_badges(("id", item.call_id), ("type", message.attrs.get("type")))
+    if (
+        first
+        and item.name is not None
+        and (item.role != "tool" or message.attrs.get("name_written"))
+    ):
+        badges.append(Badge("name", function_name(item.name) if item.role == "tool" else item.name))
+    if first and item.role == "tool":
+        badges += optional_badges(("tool_call_id", item.call_id))
+    return badges
+
+
+def openai_role(message: Message) -> str:
+    """The role as written: a reply read from the legacy ``function`` role says so again."""
+    return LEGACY_FUNCTION_ROLE if message.attrs.get(LEGACY_FUNCTION_ROLE_ATTR) else message.role
+
+
+def sharegpt_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """A turn is its ``from`` (the role shown) and its ``value``."""
+    return [Badge("value")]
+
+
+OPENAI_INFO = SpecInfo(
+    family="openai-messages",
+    text=False,
+    fields=("role", "name", "recipient", "call_id"),
+    vocabulary=Vocabulary(roles=("system", "developer", "user", "assistant", "tool")),
+    part_badges=openai_badges,
+    field_labels={"recipient": "function (tool_calls)", "call_id": "id / tool_call_id"},
+    role_as_written=openai_role,
+    splits_messages=True,
+    file_groups=group_turns,
+)
+SHAREGPT_INFO = SpecInfo(
+    family="sharegpt",
+    text=False,
+    fields=("role", "name", "recipient"),
+    vocabulary=Vocabulary(roles=("system", "user", "assistant", "tool")),
+    part_badges=sharegpt_badges,
+    field_labels={"role": "from", "recipient": "function"},
+    role_as_written=sharegpt_from,
+)
+
 CODECS = (
-    Codec(OPENAI, parse_openai, serialize_openai, read=read_openai),
-    Codec(SHAREGPT, parse_sharegpt, serialize_sharegpt, read=read_sharegpt),
+    Codec(OPENAI, parse_openai, serialize_openai, read=read_openai, info=OPENAI_INFO),
+    Codec(SHAREGPT, parse_sharegpt, serialize_sharegpt, read=read_sharegpt, info=SHAREGPT_INFO),
     *CHATML_JSON_CODECS,
     *OCM_JSON_CODECS,
 )

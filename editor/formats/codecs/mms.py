@@ -14,13 +14,19 @@ a tool format without ``end_turn`` → ``call``; otherwise ``end``.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostics
 from ..model import CALL, END, RETURN, Message, Transcript, stamp_span
+from ..specinfo import CUT_OFF, TERMINATOR_LABELS, SpecInfo, Vocabulary
 from ..specs import Codec
+from ..words import Badge, PartContext, optional_badges
 from . import json_support as js
 from .scanner import UNKNOWN, scan, token
+
+if TYPE_CHECKING:
+    from ..render import RenderedItem
 
 SPEC = "mms"
 TOKENS_SPEC = "mms-tokens"
@@ -293,7 +299,36 @@ def serialize_tokens(transcript: Transcript) -> str:
     return "".join(out)
 
 
+# --- what the app needs to know of MMS ------------------------------------------------------
+
+
+def part_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The name and the ``format`` (how the body is written: markdown, json, ``tool:json``
+    for a call), a label rather than hidden content, so end users see it on the messages
+    they see; and ``end_turn`` where the file writes it."""
+    badges = optional_badges(("name", item.name), ("format", format_of(message)))
+    if not context.end_user and item.end == RETURN:
+        badges.append(Badge("end_turn"))
+    return badges
+
+
+JSON_INFO = SpecInfo(
+    family="mms",
+    text=False,
+    fields=("role", "name", "content_type", "end"),
+    vocabulary=Vocabulary(roles=("platform", "developer", "user", "assistant", "context")),
+    part_badges=part_badges,
+    field_labels={"content_type": "format", "end": "end_turn"},
+    end_labels={
+        END: "end",
+        CALL: "tool call",
+        RETURN: END_TURN,
+        CUT_OFF: TERMINATOR_LABELS[CUT_OFF],
+    },
+)
+TOKENS_INFO = replace(JSON_INFO, text=True, field_labels={"content_type": FORMAT, "end": END_TURN})
+
 CODECS = (
-    Codec(SPEC, parse_json, serialize_json),
-    Codec(TOKENS_SPEC, parse_tokens, serialize_tokens, message_start=ROLE),
+    Codec(SPEC, parse_json, serialize_json, info=JSON_INFO),
+    Codec(TOKENS_SPEC, parse_tokens, serialize_tokens, message_start=ROLE, info=TOKENS_INFO),
 )

@@ -18,12 +18,18 @@ back the same way; new documents are 2.2. ``end`` is an extension: the text form
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostics
 from ..model import CALL, END, TERMINATORS, Message, Transcript, stamp
+from ..specinfo import SpecInfo
 from ..specs import Codec
+from ..words import Badge, PartContext, optional_badges
 from . import json_support as js
+from .openchatml2 import NAMES, NEW_ASSISTANT_CHANNEL, OCM22_FORM_FIELDS, TOKEN_LABELS
+
+if TYPE_CHECKING:
+    from ..render import RenderedItem
 
 SPEC = "openchatml-json"
 V20, V22 = "2.0", "2.2"
@@ -296,9 +302,8 @@ def objects_20(messages: list[Message]) -> Written:
             if kind == 0 and group[0].role == "assistant":
                 obj["thinking"] = message.content
             elif kind == 2:
-                name = message.recipient or ""
                 function = {
-                    "name": name[len(FUNCTIONS) :] if name.startswith(FUNCTIONS) else name,
+                    "name": _function_name(message.recipient),
                     "arguments": message.content,
                 }
                 obj.setdefault("tool_calls", []).append(
@@ -314,6 +319,12 @@ def objects_20(messages: list[Message]) -> Written:
             obj.setdefault(key, value)
         out.append((obj, group))
     return out
+
+
+def _function_name(recipient: str | None) -> str:
+    """A 2.0 ``tool_calls`` function name: the recipient without ``functions.``."""
+    recipient = recipient or ""
+    return recipient[len(FUNCTIONS) :] if recipient.startswith(FUNCTIONS) else recipient
 
 
 def serialize(transcript: Transcript) -> str:
@@ -334,4 +345,55 @@ def serialize(transcript: Transcript) -> str:
     )
 
 
-CODECS = (Codec(SPEC, parse, serialize),)
+# --- what the app needs to know of the projection ------------------------------------------
+
+
+def part_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The 2.2 §10 keys, or the 2.0 ones when the document is 2.0. The variant is the reader's
+    (``layout``); a transcript read without its text is taken as 2.2, as the writer does."""
+    if context.transcript.layout.get("variant") == V20:
+        return _badges_20(message, item, context)
+    if _plain_analysis(message) and len(context.group) > 1 and message is context.group[0]:
+        return [Badge("thinking")]
+    call = message.end == CALL
+    badges = [Badge("tool_call", item.recipient) if call else Badge("content")]
+    badges += optional_badges(
+        ("channel", item.channel),
+        ("name", item.name),
+        ("intent", item.intent),
+        ("recipient", None if call else item.recipient),
+        ("id" if call else "call_id", item.call_id),
+        ("content_type", item.constrain if call else item.content_type),
+    )
+    if not context.end_user and not call and item.end != END:
+        badges.append(Badge("end", item.end or "null"))
+    return badges
+
+
+def _badges_20(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    if message.end == CALL:
+        calls = [m for m in context.group if m.end == CALL]
+        position = next(i for i, m in enumerate(calls) if m is message)
+        name = _function_name(item.recipient)
+        return [Badge(f"tool_calls[{position}]", name), *optional_badges(("id", item.call_id))]
+    if message.channel == ANALYSIS and message.role == "assistant":
+        return [Badge("thinking")]
+    return [
+        Badge("content"),
+        *optional_badges(("name", item.name), ("tool_call_id", item.call_id)),
+    ]
+
+
+# OpenChatML 2.x as JSON objects: its fields, words and channels, its own keys for badges.
+INFO = SpecInfo(
+    family="openchatml-2",
+    text=False,
+    fields=OCM22_FORM_FIELDS,
+    vocabulary=NAMES,
+    part_badges=part_badges,
+    field_labels=TOKEN_LABELS,
+    default_channel=NEW_ASSISTANT_CHANNEL,
+    splits_messages=True,
+)
+
+CODECS = (Codec(SPEC, parse, serialize, info=INFO),)

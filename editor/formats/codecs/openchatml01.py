@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Diagnostics, Edit, Fix
 from ..model import END, Message, Transcript, stamp_span
+from ..specinfo import SpecInfo, Vocabulary
 from ..specs import Codec
+from ..words import TRUNCATED, Badge, PartContext, optional_badges
 from . import json_depth, v01body
 from .scanner import UNKNOWN, Token, scan, token
+
+if TYPE_CHECKING:
+    from ..render import RenderedItem
 
 SPEC = "openchatml-0.1"
 BOS = "[BOS]"
@@ -347,4 +352,31 @@ def serialize(transcript: Transcript) -> str:
     return "".join(out)
 
 
-CODECS = (Codec(SPEC, parse, serialize, message_start=IM_START),)
+# --- what the app needs to know of v0.1 -----------------------------------------------------
+
+
+def part_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The name, the header's other attributes, and the structured parts of the body the
+    audience sees (thought blocks are not in an end user's text), named by their tokens."""
+    badges = optional_badges(("name", item.name))
+    badges += [Badge(key, str(value)) for key, value in message.attrs.items() if key != FILE_ATTR]
+    for part in v01body.parts(item.content):
+        if part.kind == v01body.THOUGHT:
+            badges.append(Badge(f"<|start_{part.detail}|>"))
+        elif part.kind != v01body.TEXT:
+            called = part.value.get("name") if isinstance(part.value, dict) else None
+            badges.append(Badge(f"<|{part.detail or part.kind}|>", called))
+    if not context.end_user and item.end is None:
+        badges.append(Badge(TRUNCATED))
+    return list(dict.fromkeys(badges))  # a system prompt may show the same token many times
+
+
+INFO = SpecInfo(
+    family="openchatml-0.1",
+    text=True,
+    fields=("role", "name"),
+    vocabulary=Vocabulary(roles=("system", "user", "assistant", "tool", *FIM_ROLES, FILE_ROLE)),
+    part_badges=part_badges,
+)
+
+CODECS = (Codec(SPEC, parse, serialize, message_start=IM_START, info=INFO),)

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostics, Edit, Fix
 from ..model import CALL, END, RETURN, Message, Transcript, stamp_span
+from ..specinfo import CUT_OFF, TERMINATOR_LABELS, SpecInfo, Vocabulary
 from ..specs import Codec
+from ..words import TRUNCATED, Badge, PartContext, optional_badges
 from . import header as yaml_header
 from .scanner import (
     ESCAPE,
@@ -40,6 +43,9 @@ from .scanner import (
     TokenStream,
     token,
 )
+
+if TYPE_CHECKING:
+    from ..render import RenderedItem
 
 # Token names (the text between `<|` and `|>`).
 START = "start"
@@ -771,7 +777,69 @@ def _attribute(key: str, value: str | None, bare: bool) -> str:
     return f" {value}" if bare else f" {key}={value}"
 
 
-def _codec(dialect: Dialect) -> Codec:
+# --- what the app needs to know of the three dialects -------------------------------------
+
+# The fields the editor shows first: what the dialect's header writes.
+HARMONY_FORM_FIELDS = ("role", "channel", "recipient", "name", "constrain", "end")
+OCM22_FORM_FIELDS = (
+    "role",
+    "channel",
+    "recipient",
+    "name",
+    "call_id",
+    "intent",
+    "content_type",
+    "constrain",
+    "end",
+)
+# The fields in the tokens' words (the OpenChatML JSON projection says them so too).
+TOKEN_LABELS = {
+    "recipient": "to= (recipient)",
+    "constrain": "<|constrain|>",
+    "content_type": "content type",
+    "call_id": "call_id",
+    "end": "terminator",
+}
+TERMINATOR_TOKENS = {end: token(name) for end, name in OCM_END_TOKENS.items()}
+NAMES = Vocabulary(
+    roles=("system", "developer", "user", "assistant", "tool"),
+    channels=("analysis", "commentary", "final"),
+    recipients=("assistant", "python", "browser.search", "browser.open", "browser.find"),
+)
+NEW_ASSISTANT_CHANNEL = "final"
+
+
+def part_badges(message: Message, item: RenderedItem, context: PartContext) -> list[Badge]:
+    """The header as the tokens write it (``to=``, ``<|constrain|>``), and the terminator
+    token when it is not the usual ``<|end|>``."""
+    badges = optional_badges(
+        ("channel", item.channel),
+        ("to=", item.recipient),
+        ("<|constrain|>", item.constrain),
+        ("name", item.name),
+        ("call_id", item.call_id),
+        ("intent", item.intent),
+        ("content_type", item.content_type),
+    )
+    if not context.end_user and item.end != END:
+        badges.append(Badge(TERMINATOR_TOKENS.get(item.end, TRUNCATED)))
+    return badges
+
+
+def _info(form_fields: tuple[str, ...]) -> SpecInfo:
+    return SpecInfo(
+        family="openchatml-2",
+        text=True,
+        fields=form_fields,
+        vocabulary=NAMES,
+        part_badges=part_badges,
+        field_labels=TOKEN_LABELS,
+        end_labels={**TERMINATOR_TOKENS, CUT_OFF: TERMINATOR_LABELS[CUT_OFF]},
+        default_channel=NEW_ASSISTANT_CHANNEL,
+    )
+
+
+def _codec(dialect: Dialect, info: SpecInfo) -> Codec:
     def parse(src: str, sink: Diagnostics) -> Transcript:
         return parse_document(src, sink, dialect)
 
@@ -780,7 +848,11 @@ def _codec(dialect: Dialect) -> Codec:
 
     parse.__doc__ = f"Parse {dialect.spec} text (see the module docstring)."
     serialize.__doc__ = f"Write a transcript as {dialect.spec} text."
-    return Codec(dialect.spec, parse, serialize, message_start=token(START))
+    return Codec(dialect.spec, parse, serialize, message_start=token(START), info=info)
 
 
-CODECS = tuple(_codec(d) for d in (OCM20, OCM22, HARMONY))
+CODECS = (
+    _codec(OCM20, _info(HARMONY_FORM_FIELDS)),
+    _codec(OCM22, _info(OCM22_FORM_FIELDS)),
+    _codec(HARMONY, _info(HARMONY_FORM_FIELDS)),
+)

@@ -44,9 +44,9 @@ from ..codecs.bodytext import written_text
 from ..codecs.jsonformats import declared_functions, tool_recipient
 from ..codecs.scanner import TOKEN_RE
 from ..codecs.v01body import THOUGHT_KINDS, thought_text
-from ..model import CALL, END, RETURN, Message, Transcript
+from ..model import CALL, END, RETURN, Message, Transcript, is_builtin
 from ..tools.typescript import parse_namespaces
-from ..validate.context import is_builtin, is_call, is_reply, reply_tool
+from ..validate.context import is_call, is_reply, reply_tool
 from . import harmony_prompt
 from .hub import (
     ADD_GENERATION_PROMPT,
@@ -888,14 +888,10 @@ def _merge_v01(
     return out, merged_origins
 
 
-def lower(hub: Hub, to: str) -> tuple[Transcript, list[Loss]]:
-    transcript, losses, _ = lower_traced(hub, to)
-    return transcript, losses
-
-
 def lower_traced(hub: Hub, to: str) -> tuple[Transcript, list[Loss], list[tuple[int, ...]]]:
-    """As ``lower``, plus the source messages each written message came from (none for a
-    generated one, several where the target merges messages)."""
+    """``hub`` written for ``to`` (a shipped spec), every loss, and the source messages each
+    written message came from (none for a generated one, several where the target merges
+    messages)."""
     lowering = _Lowering(hub, to)
     transcript = lowering.run()
     return transcript, lowering.losses, lowering.origins

@@ -26,6 +26,7 @@ from ..codecs import v01body
 from ..codecs.bodytext import OCM22, logical_text
 from ..codecs.scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, scan
 from ..model import Message, Transcript
+from ..parsing import serialize
 from ..validate.context import is_call
 from .visibility import V01, visibility
 
@@ -160,8 +161,6 @@ def render(
 
 def _source_of(transcript: Transcript) -> str:
     """The transcript's own text; its canonical JSON when no serializer is available."""
-    from .. import serialize
-
     try:
         return serialize(transcript)
     except (ImportError, KeyError, ValueError):

@@ -1,4 +1,4 @@
-"""Which messages an end user may see, and what of their text (DESIGN §2 "Rendering policy").
+"""Which messages an end user may see, and what of their text (docs/formats.md, "Rendering").
 
 | message | end user sees | reason when hidden |
 |---|---|---|

@@ -1,4 +1,4 @@
-"""Semantic validation: the rules beyond syntax (DESIGN §2 "Validation beyond syntax").
+"""Semantic validation: the rules beyond syntax (docs/formats.md, "Validation").
 
 ``validate(transcript, text=…)`` runs every rule that applies to the transcript's spec and
 returns the diagnostics in text order (rule order at equal offsets: header, channels and
@@ -12,7 +12,8 @@ from operator import attrgetter
 
 from ..diagnostics import Diagnostic
 from ..model import Transcript
-from ..specs import SPEC_IDS
+from ..parsing import parse
+from ..specs import is_spec
 from . import calls, header, legacy
 from .context import Context
 
@@ -24,8 +25,6 @@ BY_OFFSET = attrgetter("offset")
 def validate_text(text: str, spec: str | None = None) -> tuple[Transcript, list[Diagnostic]]:
     """Parse ``text`` (its spec detected when not given) and validate it: the transcript and
     every diagnostic, syntax first, then the semantic ones (``ocm validate``, the API)."""
-    from .. import parse
-
     return validate_parsed(text, parse(text, spec=spec))
 
 
@@ -33,7 +32,7 @@ def validate_parsed(text: str, parsed: tuple[Transcript, list[Diagnostic]]):
     """``validate_text`` of a ``text`` already parsed (a JSONL record is parsed from what
     was read to find its spec): the parse's diagnostics, then the semantic ones."""
     transcript, diagnostics = parsed
-    if transcript.spec not in SPEC_IDS:  # nothing was detected: nothing to validate
+    if not is_spec(transcript.spec):  # nothing was detected: nothing to validate
         return transcript, diagnostics
     return transcript, diagnostics + validate(transcript, text=text)
 

@@ -28,14 +28,13 @@ from typing import Any
 
 from ..codecs import json_depth
 from ..codecs.scanner import token
-from ..model import CALL, RETURN, Message
+from ..model import CALL, RETURN, Message, is_builtin
 from ..tools.schemas import ToolSchema, collect, qualified
 from .arguments import UnusableSchema, parameters_schema
 from .context import (
     Context,
     closes_turn,
     insert_fix,
-    is_builtin,
     is_call,
     is_final,
     is_reply,

@@ -17,20 +17,14 @@ from ..codecs import json_depth
 from ..codecs.bodytext import logical_text
 from ..codecs.scanner import token
 from ..diagnostics import Diagnostic, Diagnostics, Edit, Fix
-from ..model import CALL, RETURN, Message, Transcript
+from ..model import BUILTIN_NAMES, BUILTIN_PREFIXES, CALL, RETURN, Message, Transcript
 from ..tools.schemas import qualified
 
-BUILTIN_PREFIXES = ("browser.",)
-BUILTIN_NAMES = frozenset({"browser", "python"})
 NON_TOOL_RECIPIENTS = frozenset({"assistant", "user", "all", "system", "developer"})
 # Where a body starts in the raw text of a message, per token format.
 BODY_OPENERS = (token("message"), token("content"))
 # Tokens that end a 2.x header; a channel, an attribute, … is inserted before the first.
 HEADER_ENDS = (token("channel"), token("constrain"), token("message"))
-
-
-def is_builtin(tool: str) -> bool:
-    return tool in BUILTIN_NAMES or tool.startswith(BUILTIN_PREFIXES)
 
 
 def is_call(message: Message) -> bool:

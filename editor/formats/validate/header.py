@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..codecs.scanner import token
-from ..model import RETURN
-from .context import Context, insert_fix, is_builtin, is_call, is_reply
+from ..model import RETURN, is_builtin
+from .context import Context, insert_fix, is_call, is_reply
 
 HEADER_SPECS = frozenset({"openchatml-2.0", "openchatml-2.2"})
 CHANNEL_SPECS = HEADER_SPECS | {"harmony", "openchatml-json"}

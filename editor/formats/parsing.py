@@ -1,0 +1,74 @@
+"""Reading and writing a transcript in a spec: ``parse`` (never raises unless strict) and
+``serialize``, through the codec the registry has for the spec."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .detect import detect
+from .diagnostics import Diagnostic, Diagnostics, ParseError, first_error
+from .model import Transcript
+from .specs import get_codec
+
+BOM = "\ufeff"
+WHITESPACE = " \t\r\n"
+STRAY_TEXT = "W-PARSE-STRAY-TEXT"
+
+
+class ParseResult(NamedTuple):
+    transcript: Transcript
+    diagnostics: list[Diagnostic]
+
+
+def parse(text: str, spec: str | None = None, *, strict: bool = False) -> ParseResult:
+    """Parse ``text`` (its spec detected when not given). Never raises unless ``strict``."""
+    sink = Diagnostics(text)
+    if spec is None:
+        spec = detect(text)
+        if spec is None:
+            sink.add(
+                "E-DETECT-UNKNOWN", 0, "The input matches no supported spec; name one with --spec"
+            )
+            transcript = Transcript(spec="unknown")
+            return _finish(transcript, sink.items, strict)
+    transcript = get_codec(spec).parse(text, sink)
+    return _finish(transcript, _without_bom_warning(text, transcript, sink.items), strict)
+
+
+def parse_read(text: str, document: Any, spec: str) -> ParseResult:
+    """``parse(text, spec)`` for a JSON text whose document ``read_document`` (in
+    ``codecs.json_support``) has already read: a JSONL dataset reads each line once, to find
+    its spec, then parses what it read."""
+    codec = get_codec(spec)
+    if codec.read is None:
+        return parse(text, spec)
+    sink = Diagnostics(text)
+    return _finish(codec.read(text, [document], sink), sink.items, False)
+
+
+def _without_bom_warning(
+    text: str, transcript: Transcript, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """A byte order mark (with blank text) before the first message is an encoding artefact,
+    not stray text: it stays in the layout (round trip) but gets no warning."""
+    if not text.startswith(BOM) or not transcript.messages:
+        return diagnostics
+    first = transcript.messages[0].source
+    if first is None or text[: first.start].strip(BOM + WHITESPACE):
+        return diagnostics
+    return [d for d in diagnostics if not (d.code == STRAY_TEXT and d.offset == 0)]
+
+
+def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool) -> ParseResult:
+    if strict and (error := first_error(diagnostics)) is not None:
+        raise ParseError(error)
+    return ParseResult(transcript, diagnostics)
+
+
+def serialize(transcript: Transcript, spec: str | None = None) -> str:
+    """Write ``transcript`` as ``spec`` text (its own spec by default).
+
+    Messages unchanged since parsing keep their exact source text; edited ones are written
+    in the spec's canonical form.
+    """
+    return get_codec(spec or transcript.spec).serialize(transcript)
