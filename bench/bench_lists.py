@@ -44,10 +44,10 @@ def _child() -> None:
     from django.test import Client
 
     from editor import formats
-    from editor.models import Dataset, Membership, Role, Transcript
+    from editor.db import planner_stats
+    from editor.models import Dataset, Membership, Message, Role, Transcript
     from editor.storage.content import TranscriptContent
     from editor.storage.create import NewTranscript, create_transcripts
-    from editor.storage.planner_stats import refresh_after_import
 
     call_command("migrate", verbosity=0)
     user = get_user_model().objects.create_user("bench")
@@ -69,7 +69,7 @@ def _child() -> None:
     # As an import of this size ends (and autovacuum would soon after any bulk write): the
     # planner's statistics. Without them PostgreSQL's first searches scan instead of using
     # the GIN index (seconds instead of milliseconds; docs/performance.md, Text search).
-    refresh_after_import(SMALL_TRANSCRIPTS + LONG_TRANSCRIPTS)
+    planner_stats.refresh(Transcript, Message)
     print(
         f"  ({LONG_TRANSCRIPTS} transcripts of {LONG_MESSAGES:,} messages, "
         f"{len(big.source_text) / 1e6:.1f} MB each, "

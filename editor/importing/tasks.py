@@ -2,7 +2,7 @@
 
 The import itself is ``editor.importing.import_transcripts`` (one domain function for the
 command, the UI and the API); this module gives it a task row, a place for its upload and
-its progress, and runs it on a task worker (``editor.tasks.import_upload``). Progress is
+its progress, and runs it on a task worker (``import_upload``). Progress is
 written to the task row by the worker's heartbeat thread (``editor.background``), so any web
 worker can answer a poll.
 """
@@ -18,6 +18,7 @@ from typing import IO
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
+from django_tasks import task
 
 from editor import background
 from editor.errors import DomainError, NotAllowed
@@ -44,8 +45,6 @@ def start_import_task(
     The upload is copied to ``settings.OCM_UPLOAD_DIR`` first: the request's own temporary
     file is gone once the response is sent, and the task may run on another machine.
     """
-    from editor.tasks import import_upload
-
     if not dataset.can_edit(author):
         raise NotAllowed("You may not import into this dataset.")
     upload_dir = Path(settings.OCM_UPLOAD_DIR)
@@ -72,7 +71,7 @@ def run_import_task(task_pk: int) -> ImportTask | None:
     """Run a queued import to its end on this worker; None if it was not queued (any more).
 
     The upload is removed once the task has ended, whatever the outcome; a worker that dies
-    midway leaves it for the next attempt (``editor.tasks.RECOVERIES``).
+    midway leaves it for the next attempt (its ``background.Recovery``, below).
     """
     if not background.claim(ImportTask, task_pk):
         return None
@@ -172,3 +171,22 @@ def progress_of(task: ImportTask) -> dict:
     else:
         data["percent"] = min(100, int(100 * data["bytes_read"] / total)) if total else None
     return data
+
+
+@task()
+def import_upload(import_task_pk: int) -> str | None:
+    """Import the upload of an ``ImportTask``; its status is what the task ended with."""
+    done = run_import_task(import_task_pk)
+    return done.status if done else None
+
+
+background.register(
+    background.Recovery(
+        model=ImportTask,
+        requeue=lambda pk: import_upload.enqueue(pk),
+        give_up=remove_upload,
+        # A partial import commits its items as it goes: running it again would import
+        # them twice (or update them again). An all-or-nothing one left nothing behind.
+        may_retry=lambda import_task: not import_task.partial,
+    )
+)

@@ -60,7 +60,7 @@ def test_partial_import_from_stdin(monkeypatch):
     out, err = run("import_transcripts", "-", "--dataset", "s", "--partial")
 
     assert "1 created" in out and "1 failed" in out
-    assert "<stdin>:2: line 2 is not valid JSON" in err
+    assert "<stdin>:2: The line is not valid JSON: Expecting value (column 1)" in err
 
 
 def test_import_skips_existing_ids_when_asked(tmp_path):

@@ -537,11 +537,78 @@ def test_a_jsonl_file_starting_with_a_byte_order_mark_is_read_whole(dataset, nam
     assert report.bytes_read == len(data)
 
 
+def test_a_byte_order_mark_inside_a_jsonl_file_is_skipped_too(dataset):
+    # Files joined with ``cat``: each one's BOM starts a line. The line failed as not JSON.
+    data = jsonl(envelope("a")) + codecs.BOM_UTF8 + jsonl(envelope("b")) + codecs.BOM_UTF8 + b"\n"
+    report = import_transcripts(data, dataset=dataset, name="joined.jsonl")
+    assert [(i.location, i.action) for i in report.items] == [
+        ("joined.jsonl:1", Action.CREATED),
+        ("joined.jsonl:2", Action.CREATED),
+    ]
+
+
+# --- the envelope as ``editor.formats.jsonl`` reads it (the rules ``ocm`` had) -------------
+
+
+def test_a_jsonl_line_holding_a_json_array_is_a_bare_document(dataset):
+    thread = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    tokens = json.loads(conversation("chatml-json"))
+    report = import_transcripts(
+        jsonl(json.dumps(thread), json.dumps(tokens)), dataset=dataset, name="x.jsonl"
+    )
+    assert [(i.action, i.spec) for i in report.items] == [
+        (Action.CREATED, "openai-messages"),
+        (Action.CREATED, "chatml-json"),
+    ]
+    assert [t.messages.count() for t in Transcript.objects.order_by("pk")] == [2, 4]
+
+
+def test_null_envelope_fields_are_absent(dataset):
+    line = {"id": None, "title": None, "metadata": None, "status": None, "spec": None}
+    data = jsonl(
+        json.dumps({**line, "text": conversation()}),
+        json.dumps({**line, "id": "", "text": conversation(turns=3)}),
+    )
+    report = import_transcripts(data, dataset=dataset, name="x.jsonl")
+    assert report.counts["created"] == 2
+    assert {(t.external_id, t.title, t.status) for t in Transcript.objects.all()} == {
+        ("", "Question 0?", "draft")
+    }
+
+
+def test_the_envelopes_spec_wins_over_the_imports(dataset):
+    # Was: ``ocm validate --spec`` read every envelope in the spec it was given.
+    data = jsonl(
+        envelope("a", conversation("chatml"), spec="chatml"),
+        envelope("b", conversation("openchatml-2.0"), spec=None),  # detected: harmony
+    )
+    report = import_transcripts(data, dataset=dataset, name="x.jsonl", spec="openchatml-2.0")
+    assert [(i.action, i.spec) for i in report.items] == [
+        (Action.CREATED, "chatml"),
+        (Action.CREATED, "openchatml-2.0"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ('{"id": "x", "text": "a", "document": []}', "invalid-envelope"),
+        ('{"id": "x", "text": "<|im_start|>user\\nhi<|im_end|>", "title": 3}', "invalid-envelope"),
+        ('{"id": "x", "text": "<|im_start|>user\\nhi<|im_end|>", "spec": "nope"}', "unknown-spec"),
+        ("7", "invalid-envelope"),
+        ('{"id": "x", "text": ', "invalid-json"),
+    ],
+)
+def test_an_unreadable_line_has_the_readers_code(dataset, line, code):
+    report = import_transcripts(jsonl(line), dataset=dataset, name="x.jsonl", partial=True)
+    assert (report.items[0].action, report.items[0].code) == (Action.FAILED, code)
+
+
 @pytest.mark.parametrize("count, refreshed", [(2, False), (3, True)])
 def test_a_large_import_refreshes_the_planners_statistics(dataset, monkeypatch, count, refreshed):
     """Searches right after a big import used the GIN index only once PostgreSQL had
-    statistics for the new rows (1.5 s against 1.5 ms): the import asks for them."""
-    monkeypatch.setattr("editor.storage.planner_stats.LARGE_IMPORT", 3)
+    statistics for the new rows (docs/performance.md): the import asks for them."""
+    monkeypatch.setattr("editor.importing.run.LARGE_IMPORT", 3)
     data = jsonl(*(envelope(f"t{n}") for n in range(count)))
     with CaptureQueriesContext(connection) as seen:
         import_transcripts(data, dataset=dataset, name="many.jsonl")
@@ -558,9 +625,9 @@ def test_statistics_that_cannot_be_refreshed_do_not_fail_the_import(dataset, mon
     def busy(*args, **kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr("editor.storage.planner_stats.LARGE_IMPORT", 1)
+    monkeypatch.setattr("editor.importing.run.LARGE_IMPORT", 1)
     monkeypatch.setattr(
-        "editor.storage.planner_stats.connection", SimpleNamespace(vendor="sqlite", cursor=busy)
+        "editor.db.planner_stats.connection", SimpleNamespace(vendor="sqlite", cursor=busy)
     )
     report = import_transcripts(jsonl(envelope("a")), dataset=dataset, name="one.jsonl")
     assert report.counts["created"] == 1

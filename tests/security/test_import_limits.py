@@ -13,9 +13,8 @@ import zipfile
 
 import pytest
 
-from editor import importing
 from editor.errors import InvalidContent
-from editor.importing import Action, ImportRejected, import_transcripts
+from editor.importing import Action, ImportRejected, import_transcripts, limits
 from editor.models import Transcript
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
@@ -67,7 +66,7 @@ def zip_of(members: dict[str, bytes]) -> bytes:
 
 
 def test_a_jsonl_line_over_the_limit_fails_alone_and_is_never_read_whole(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_LINE_BYTES", 64 * 1024)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 64 * 1024)
     long_line = json.dumps({"id": "long", "spec": "chatml", "text": "x" * 1_000_000})
     source = WatchedStream(jsonl(envelope("a"), long_line, envelope("b")), "data.jsonl")
 
@@ -84,7 +83,7 @@ def test_a_jsonl_line_over_the_limit_fails_alone_and_is_never_read_whole(dataset
 
 
 def test_a_first_line_over_the_limit_is_not_read_whole_either(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_LINE_BYTES", 64 * 1024)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 64 * 1024)
     long_line = json.dumps({"id": "long", "spec": "chatml", "text": "x" * 1_000_000})
     source = WatchedStream(jsonl(long_line, envelope("b")), "data.jsonl")
 
@@ -97,7 +96,7 @@ def test_a_first_line_over_the_limit_is_not_read_whole_either(dataset, monkeypat
 
 
 def test_the_line_limit_holds_inside_a_zip(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_LINE_BYTES", 64 * 1024)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 64 * 1024)
     long_line = json.dumps({"id": "long", "spec": "chatml", "text": "x" * 1_000_000})
     data = zip_of({"big.jsonl": jsonl(envelope("a"), long_line)})
 
@@ -110,7 +109,7 @@ def test_the_line_limit_holds_inside_a_zip(dataset, monkeypatch):
 
 
 def test_the_default_line_limit_is_one_transcript():
-    assert importing.MAX_LINE_BYTES == importing.MAX_TRANSCRIPT_BYTES
+    assert limits.MAX_LINE_BYTES == limits.MAX_TRANSCRIPT_BYTES
 
 
 # --- nesting ---------------------------------------------------------------------------------
@@ -220,7 +219,7 @@ def test_small_members_are_not_held_to_the_ratio(dataset):
 
 
 def test_an_archive_that_inflates_past_the_total_is_refused_before_reading(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_ARCHIVE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(limits, "MAX_ARCHIVE_BYTES", 1024 * 1024)
     data = zip_of({f"{n}.txt": conversation().encode() * 2000 for n in range(10)})
 
     with pytest.raises(InvalidContent) as caught:
@@ -232,7 +231,7 @@ def test_an_archive_that_inflates_past_the_total_is_refused_before_reading(datas
 
 
 def test_too_many_members_are_refused(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "MAX_ARCHIVE_MEMBERS", 5)
+    monkeypatch.setattr(limits, "MAX_ARCHIVE_MEMBERS", 5)
     data = zip_of({f"{n}.txt": conversation().encode() for n in range(6)})
 
     with pytest.raises(InvalidContent) as caught:
@@ -246,7 +245,7 @@ def test_too_many_members_are_refused(dataset, monkeypatch):
 
 
 def test_a_batch_is_bounded_by_bytes_as_well_as_by_items(dataset, monkeypatch):
-    monkeypatch.setattr(importing, "BATCH_BYTES", 3 * len(conversation()))
+    monkeypatch.setattr(limits, "BATCH_BYTES", 3 * len(conversation()))
     data = jsonl(*[envelope(str(n)) for n in range(10)])
     batches = []
 

@@ -1,0 +1,293 @@
+"""Writing an import batch by batch: each item parsed and checked, then created, updated or
+skipped by its external id; in all-or-nothing mode the checked batches wait (``PreparedItems``)
+until every item has been read.
+"""
+
+from __future__ import annotations
+
+import gc
+import pickle
+import tempfile
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import IO
+
+from django.db import IntegrityError, transaction
+
+from editor.errors import DomainError
+from editor.importing import limits
+from editor.importing.candidates import Candidate
+from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
+from editor.models import Dataset, RevisionKind, Status, Transcript
+from editor.storage.content import TITLE_LENGTH, TranscriptContent, check_storable
+from editor.storage.create import NewTranscript, create_transcripts
+from editor.storage.save import save_transcript
+
+
+class OnConflict(StrEnum):
+    UPDATE = "update"
+    SKIP = "skip"
+
+
+class PreparedItems:
+    """The batches an all-or-nothing import has read and checked, waiting to be written.
+
+    Kept in memory up to ``IN_MEMORY_BATCHES`` batches, then spilled to a temporary file
+    (pickled, batch by batch), so that a 1 GB file does not need 1 GB of prepared objects.
+    Items are kept by their place in the report, whose ``ImportItem`` objects the writing
+    phase updates.
+
+    The batches kept in memory are frozen out of the cyclic garbage collector's reach
+    (``gc.freeze``) until the import ends: every full collection walks every object the
+    process holds, and the kept batches would make each one longer than the last (measured
+    in docs/performance.md). Reference counting still frees what dies.
+    """
+
+    IN_MEMORY_BATCHES = 20
+
+    def __init__(self, report: ImportReport):
+        self.report = report
+        self.batches: list[list[tuple[int, NewTranscript]]] = []
+        self.spill: IO[bytes] | None = None
+        self.spilled = 0
+        self.froze = False
+
+    def add(self, batch: list[tuple[int, ImportItem, NewTranscript]]) -> None:
+        kept = [(place, new) for place, _, new in batch]
+        if self.spill is None and len(self.batches) < self.IN_MEMORY_BATCHES:
+            self.batches.append(kept)
+            gc.freeze()
+            self.froze = True
+            return
+        if self.spill is None:
+            self.spill = tempfile.TemporaryFile(prefix="ocm-import-")  # noqa: SIM115 (closed by __exit__)
+        pickle.dump(kept, self.spill, protocol=pickle.HIGHEST_PROTOCOL)
+        self.spilled += 1
+
+    def __iter__(self):
+        items = self.report.items
+        for kept in self.batches:
+            yield [(items[n], new) for n, new in kept]
+        if self.spill is not None:
+            self.spill.seek(0)
+            for _ in range(self.spilled):
+                yield [(items[n], new) for n, new in pickle.load(self.spill)]
+
+    def __enter__(self) -> PreparedItems:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.spill is not None:
+            self.spill.close()
+        if self.froze:  # back within the collector's reach (and whatever froze meanwhile)
+            gc.unfreeze()
+
+
+class Importer:
+    """Parses, checks and writes the candidates of one import into ``dataset``, recording
+    what became of each in ``report``."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        author,
+        on_conflict: OnConflict,
+        partial: bool,
+        report: ImportReport,
+        progress: ProgressCallback | None,
+        batch_size: int,
+    ):
+        self.dataset = dataset
+        self.author = author
+        self.on_conflict = on_conflict
+        self.partial = partial
+        self.report = report
+        self.progress = progress
+        self.batch_size = batch_size
+        self.seen_ids: dict[str, str] = {}  # external id -> where it was first seen
+        # Review states are the workflow's: only whoever may decide them (a curator, or the
+        # system behind a management command) carries them over from a file, so that a dataset
+        # moved by export and import keeps them. Everyone else's new transcripts are drafts.
+        self.keeps_status = author is None or dataset.can_curate(author)
+
+    def run(self, candidates: Iterable[Candidate]) -> None:
+        """Partial mode: write each batch as soon as it is read (each in its own transaction)."""
+        for batch in self._prepared_batches(candidates):
+            self._write([(item, new) for _, item, new in batch])
+            self._report_progress()
+
+    def prepare_all(self, candidates: Iterable[Candidate]) -> PreparedItems:
+        """All or nothing, first phase: read, parse and check every item; nothing is written.
+
+        Once an item has failed nothing more is kept (it will all be rolled back), but reading
+        goes on so that the report names every bad item.
+        """
+        prepared = PreparedItems(self.report)
+        for batch in self._prepared_batches(candidates):
+            if not self.report.failed:
+                prepared.add(batch)
+            self._report_progress()
+        return prepared
+
+    def write_all(self, prepared: PreparedItems) -> None:
+        """All or nothing, second phase (in the caller's transaction): write every batch."""
+        for batch in prepared:
+            self._write(batch)
+
+    def _prepared_batches(self, candidates: Iterable[Candidate]):
+        """Batches of (place in the report, item, prepared transcript), read and checked."""
+        batch: list[tuple[int, ImportItem, NewTranscript]] = []
+        batch_bytes = 0
+        for candidate in candidates:
+            item = ImportItem(candidate.location, external_id=candidate.external_id)
+            place = len(self.report.items)
+            self.report.items.append(item)
+            new = self._prepare(candidate, item)
+            rejected = not self.partial and self.report.failed > 0
+            if new is None or rejected:
+                if rejected and self.report.failed >= limits.MAX_REPORTED_FAILURES:
+                    return
+                continue
+            batch.append((place, item, new))
+            batch_bytes += len(candidate.text)
+            if len(batch) >= self.batch_size or batch_bytes >= limits.BATCH_BYTES:
+                yield batch
+                batch = []
+                batch_bytes = 0
+        if batch and (self.partial or not self.report.failed):
+            yield batch
+
+    def _report_progress(self) -> None:
+        if self.progress is not None:
+            self.progress(self.report)
+
+    def _prepare(self, candidate: Candidate, item: ImportItem) -> NewTranscript | None:
+        """Parse and check one item; None (the item marked failed) when it is unreadable."""
+        if candidate.error:
+            return self._fail(item, candidate.error, candidate.error_code)
+        if candidate.external_id:
+            first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
+            if first_seen != candidate.location:
+                return self._fail(
+                    item,
+                    f"id {candidate.external_id!r} already used at {first_seen}",
+                    "duplicate-external-id",
+                )
+        try:
+            content = TranscriptContent.from_text(candidate.text, candidate.spec)
+            item.spec = content.spec
+            item.error_count = content.error_count
+            item.warning_count = content.warning_count
+            if content.is_unreadable() and not candidate.empty:
+                return self._fail(
+                    item, f"no message could be read: {content.first_error()}", "no-messages"
+                )
+            new = NewTranscript(
+                content,
+                title=candidate.title or default_title(content, candidate.fallback_title),
+                metadata=candidate.metadata,
+                external_id=candidate.external_id,
+                status=(self.keeps_status and candidate.status) or Status.DRAFT,
+            )
+            check_storable(
+                content, title=new.title, metadata=new.metadata, external_id=new.external_id
+            )
+        except DomainError as error:
+            return self._fail(item, error.message, error.code)
+        return new
+
+    def _fail(self, item: ImportItem, message: str, code: str) -> None:
+        self.report.record(item, Action.FAILED, message)
+        item.code = code
+
+    def _write(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+        ids = [new.external_id for _, new in batch if new.external_id]
+        existing = {
+            t.external_id: t
+            for t in Transcript.all_objects.filter(dataset=self.dataset, external_id__in=ids)
+            .select_related("dataset")
+            .with_messages()
+        }
+        to_create = []
+        for item, new in batch:
+            current = existing.get(new.external_id) if new.external_id else None
+            if current is None:
+                to_create.append((item, new))
+            else:
+                self._update(item, new, current)
+        if to_create:
+            self._create(to_create)
+
+    def _create(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+        try:
+            with transaction.atomic():
+                created = create_transcripts(
+                    self.dataset,
+                    [new for _, new in batch],
+                    author=self.author,
+                    kind=RevisionKind.IMPORT,
+                    note="imported",
+                    checked=True,  # by _prepare, item by item
+                )
+        except IntegrityError:
+            # Only a concurrent import of the same ids can get here (ids were looked up).
+            for item, _ in batch:
+                self._fail(
+                    item,
+                    "another import created a transcript with this id meanwhile; retry",
+                    "duplicate-external-id",
+                )
+            return
+        for (item, _), transcript in zip(batch, created, strict=True):
+            self.report.record(item, Action.CREATED)
+            item.transcript_id = transcript.pk
+
+    def _update(self, item: ImportItem, new: NewTranscript, current: Transcript) -> None:
+        item.transcript_id = current.pk
+        if current.is_deleted:
+            self._fail(
+                item,
+                "a deleted transcript has this id; undelete it or give another id",
+                "duplicate-external-id",
+            )
+            return
+        if (
+            new.content.same_as(current)
+            and new.title == current.title
+            and new.metadata == current.metadata
+        ):
+            self.report.record(item, Action.SKIPPED, "unchanged")
+            return
+        if self.on_conflict == OnConflict.SKIP:
+            self.report.record(item, Action.SKIPPED, "exists (on-conflict: skip)")
+            return
+        try:
+            save_transcript(
+                current,
+                expected_version=current.version,
+                author=self.author,
+                text=new.content.source_text,
+                spec=new.content.spec,
+                title=new.title,
+                metadata=new.metadata,
+                note="re-imported",
+                kind=RevisionKind.IMPORT,
+            )
+        except DomainError as error:
+            self._fail(item, error.message, error.code)
+            return
+        self.report.record(item, Action.UPDATED)
+
+
+def default_title(content: TranscriptContent, fallback: str) -> str:
+    """The header's title, else the file name, else the first line of the first user message."""
+    header_title = content.canonical.header.get("title")
+    if isinstance(header_title, str) and header_title.strip():
+        return header_title.strip()[:TITLE_LENGTH]
+    if fallback:
+        return fallback[:TITLE_LENGTH]
+    for message in content.canonical.messages:
+        if message.role == "user" and message.content.strip():
+            first_line = message.content.strip().splitlines()[0]
+            return first_line if len(first_line) <= 80 else first_line[:79] + "…"
+    return ""
