@@ -1,14 +1,15 @@
 """Shaping rendered transcripts for HTML templates (no rules here: those are in formats.render):
-the debug source cut at its tokens, and the items grouped into the file's own messages."""
+raw source cut at its control tokens for highlighting, and the items grouped into the file's
+own messages."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editor import formats
-from editor.formats.render import END_USER, RenderedItem, RenderedTranscript
-from editor.presentation import spec_words
-from editor.presentation.spec_words import Badge
+from editor.formats import Badge, as_written
+from editor.formats.render import END_USER, RenderedItem, RenderedTranscript, Span, token_spans
 
 
 @dataclass(frozen=True)
@@ -17,18 +18,29 @@ class Segment:
     kind: str | None  # None: plain text; else the span kind (token, escape, literal, …)
 
 
+def token_segments(text: str, spec: str) -> list[Segment]:
+    """``text`` cut at its control tokens (``formats.render.token_spans``): the one
+    highlighting of raw source, on the raw-mode page (and in the answer to each keystroke
+    there, which the browser shows as it is) and in the debug rendering."""
+    return _cut(text, token_spans(text, spec))
+
+
 def source_segments(rendered: RenderedTranscript) -> list[Segment]:
-    """The debug source cut at its control-token spans, for highlighting."""
-    source = rendered.source or ""
+    """The debug source cut at the control-token spans its rendering found."""
+    return _cut(rendered.source or "", rendered.spans)
+
+
+def _cut(text: str, spans: Iterable[Span]) -> list[Segment]:
+    """``text`` as plain and marked segments: ``spans`` are in order and do not overlap."""
     out: list[Segment] = []
     pos = 0
-    for span in rendered.spans:
+    for span in spans:
         if span.start > pos:
-            out.append(Segment(source[pos : span.start], None))
-        out.append(Segment(source[span.start : span.end], span.kind))
+            out.append(Segment(text[pos : span.start], None))
+        out.append(Segment(text[span.start : span.end], span.kind))
         pos = span.end
-    if pos < len(source):
-        out.append(Segment(source[pos:], None))
+    if pos < len(text):
+        out.append(Segment(text[pos:], None))
     return out
 
 
@@ -63,7 +75,7 @@ def display_turns(
     transcript: formats.Transcript, rendered: RenderedTranscript, *, source_text: str | None = None
 ) -> list[Turn]:
     """``rendered``'s items grouped into the messages of ``transcript``'s file and labelled in
-    its spec's words (``editor.presentation.spec_words``).
+    its spec's words (``editor.formats.as_written``).
 
     ``transcript`` is the canonical transcript ``rendered`` was made from. For a stored one,
     pass its ``source_text`` too: for the specs whose reader splits a file message (OpenAI
@@ -71,19 +83,19 @@ def display_turns(
     says the same. Turns keep the file's numbering whatever the audience; a turn none of whose
     parts the audience may see is left out (end users never learn a hidden message was there).
     """
-    read = spec_words.reread(transcript, source_text)
+    read = as_written.reread(transcript, source_text)
     items = {item.index: item for item in rendered.items}
     end_user = rendered.audience == END_USER
     turns = []
-    for number, indices in enumerate(spec_words.file_messages(read), start=1):
+    for number, indices in enumerate(as_written.file_messages(read), start=1):
         group = [read.messages[i] for i in indices]
-        context = spec_words.PartContext(read, group, end_user)
+        context = as_written.PartContext(read, group, end_user)
         parts = tuple(
-            Part(items[i], tuple(spec_words.part_badges(message, items[i], context)))
+            Part(items[i], tuple(as_written.part_badges(message, items[i], context)))
             for i, message in zip(indices, group, strict=True)
             if i in items
         )
         if parts:
             hidden = not any(part.item.visible_to_end_user for part in parts)
-            turns.append(Turn(number, spec_words.role_as_written(read, group[0]), parts, hidden))
+            turns.append(Turn(number, as_written.role_as_written(read, group[0]), parts, hidden))
     return turns

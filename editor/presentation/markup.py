@@ -24,8 +24,8 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 # Above this many characters a body is shown as escaped text. markdown-it-py is linear but
-# slow on hostile input (runs of `[` or `*_`: about 7.5 µs a character, measured), so the limit
-# keeps the worst body under a second; ordinary prose of this size takes about 0.15 s.
+# slow on hostile input (runs of `[` or `*_`; docs/performance.md), so the limit keeps the
+# worst body under a second.
 MARKDOWN_SIZE_LIMIT = 100_000
 # Above this, a JSON body is shown as written: re-indenting it only makes it longer.
 JSON_SIZE_LIMIT = 1_000_000

@@ -13,77 +13,18 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from editor import formats
+from editor.formats.model import SEMANTIC_FIELDS
 from editor.formats.render import END_USER, RenderedItem, render
 from editor.formats.validate.pairing import pair_calls
+from editor.labels import annotations
 from editor.models import Transcript
 from editor.presentation.display import display_turns
 
 PAGE_SIZE = 50
 
-# The fields the editor's form shows first, per spec: what the spec itself can write. The
-# other canonical fields are under "More fields" (the model is a superset of every spec).
-HARMONY_FIELDS = ("role", "channel", "recipient", "name", "constrain", "end")
-OCM22_FIELDS = (
-    "role",
-    "channel",
-    "recipient",
-    "name",
-    "call_id",
-    "intent",
-    "content_type",
-    "constrain",
-    "end",
-)
-PRIMARY_FIELDS = {
-    "chatml": ("role", "name"),
-    "chatml-json": ("role", "name"),
-    "openchatml-0.1": ("role", "name"),
-    "openchatml-2.0": HARMONY_FIELDS,
-    "openchatml-2.2": OCM22_FIELDS,
-    "openchatml-json": OCM22_FIELDS,
-    "harmony": HARMONY_FIELDS,
-    "mms": ("role", "name", "content_type", "end"),
-    "mms-tokens": ("role", "name", "content_type", "end"),
-    "openai-messages": ("role", "name", "recipient", "call_id"),
-    "sharegpt": ("role", "name", "recipient"),
-}
-EVERY_FIELD = (*OCM22_FIELDS, "attrs")
-
-# Form labels in each spec family's words; a field not named here keeps its canonical name.
-TOKEN_LABELS = {
-    "recipient": "to= (recipient)",
-    "constrain": "<|constrain|>",
-    "content_type": "content type",
-    "call_id": "call_id",
-    "end": "terminator",
-}
-FIELD_LABELS = {
-    "openchatml-2.0": TOKEN_LABELS,
-    "openchatml-2.2": TOKEN_LABELS,
-    "openchatml-json": TOKEN_LABELS,
-    "harmony": TOKEN_LABELS,
-    "openai-messages": {
-        "recipient": "function (tool_calls)",
-        "call_id": "id / tool_call_id",
-        "name": "name",
-    },
-    "sharegpt": {"role": "from", "recipient": "function"},
-    "mms": {"content_type": "format", "end": "end_turn"},
-    "mms-tokens": {"content_type": "<|format|>", "end": "<|end_turn|>"},
-}
-# Terminator choices, in each family's words ("" = cut off, no terminator).
-END_LABELS = {
-    "harmony": {"end": "<|end|>", "call": "<|call|>", "return": "<|return|>", "": "none (cut off)"},
-    "mms": {"end": "end", "call": "tool call", "return": "<|end_turn|>", "": "none (cut off)"},
-}
-DEFAULT_END_LABELS = {"end": "end", "call": "call", "return": "return", "": "none (cut off)"}
-END_LABELS_BY_SPEC = {
-    "openchatml-2.0": END_LABELS["harmony"],
-    "openchatml-2.2": END_LABELS["harmony"],
-    "harmony": END_LABELS["harmony"],
-    "mms": END_LABELS["mms"],
-    "mms-tokens": END_LABELS["mms"],
-}
+# A message's canonical fields besides its body, in the form's order: the spec's own first
+# (``SpecInfo.fields``), the others under "More fields" (the model is a superset of every spec).
+EVERY_FIELD = tuple(name for name in SEMANTIC_FIELDS if name != "content")
 
 
 @dataclass
@@ -91,7 +32,7 @@ class MessageCard:
     """One canonical message as the page shows it."""
 
     item: RenderedItem
-    badges: tuple = ()  # (label, value) in the spec's own words (editor.presentation.spec_words)
+    badges: tuple = ()  # (label, value) in the spec's own words (editor.formats.as_written)
     answers: int | None = None  # a reply: the index of the call it answers
     replies: list[int] = field(default_factory=list)  # a call: the indexes of its replies
     errors: int = 0
@@ -193,7 +134,7 @@ def _badges(badges: tuple, parts: int) -> tuple:
 
 def _replies_by_call(pairs: dict[int, int]) -> dict[int, list[int]]:
     """The replies to each call, in order (``pairs`` maps a reply to its call): found once, not
-    once a card (that was quadratic: 55 ms of a 2,000-message page)."""
+    once a card (which would be quadratic in the transcript's length)."""
     replies: dict[int, list[int]] = {}
     for reply, call in sorted(pairs.items()):
         replies.setdefault(call, []).append(reply)
@@ -232,8 +173,7 @@ def ordered_diagnostics(diagnostics: list[dict]) -> list[dict]:
 def form_fields(spec: str, message: formats.Message) -> list[FormField]:
     """The editor form's fields for ``message`` (content apart), labelled in ``spec``'s words;
     a secondary field that holds a value is shown as primary, so nothing set is tucked away."""
-    primary = PRIMARY_FIELDS.get(spec, OCM22_FIELDS)
-    labels = FIELD_LABELS.get(spec, {})
+    info = formats.spec_info(spec)
     fields = []
     for name in EVERY_FIELD:
         value = getattr(message, name)
@@ -244,17 +184,17 @@ def form_fields(spec: str, message: formats.Message) -> list[FormField]:
         fields.append(
             FormField(
                 name,
-                labels.get(name, name.replace("_", " ")),
+                info.label(name),
                 text,
-                name in primary or (name not in ("end", "attrs") and value is not None),
+                name in info.fields or (name not in ("end", "attrs") and value is not None),
             )
         )
     return fields
 
 
 def end_choices(spec: str) -> list[tuple[str, str]]:
-    labels = END_LABELS_BY_SPEC.get(spec, DEFAULT_END_LABELS)
-    return list(labels.items())
+    """The terminator choices, ``(value, label)`` in ``spec``'s words ("" for cut off)."""
+    return list(formats.spec_info(spec).end_labels.items())
 
 
 MARKDOWN_CHANNELS = (None, "final")
@@ -289,8 +229,6 @@ class MessageLabels:
 def message_labels(transcript: Transcript, user) -> dict[int, MessageLabels]:
     """For every message some active question applies to: those questions, ``user``'s
     answers, and their span tags (empty when the dataset asks nothing about messages)."""
-    from editor.labels import annotations
-
     asked = annotations.active_questions(transcript.dataset, "message")
     if not asked:
         return {}

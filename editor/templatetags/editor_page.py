@@ -2,7 +2,7 @@
 
 from django import template
 
-from editor.views.transcript_page import PAGE_SIZE, body_kind, span_segments
+from editor.presentation.transcript_view import PAGE_SIZE, body_kind, span_segments
 
 register = template.Library()
 

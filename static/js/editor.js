@@ -1,12 +1,12 @@
 // The transcript editor's behaviour in the browser: keyboard shortcuts, the current version
 // on every write, focus and highlighting of messages, call/reply pairs, and the raw-source
-// editor's line numbers and token highlighting. No inline script anywhere: this file is it.
+// editor's line numbers and the overlay of its highlighted text (highlighted by the server:
+// this file has no token rules). No inline script anywhere: this file is it.
 (function () {
   "use strict";
 
   const TYPING = "input, textarea, select, [contenteditable=''], [contenteditable='true']";
   const MESSAGE = "#message-list .message";
-  const TOKEN = /<\|[A-Za-z0-9_.:\-]{1,40}\|>/g;
 
   const byId = (id) => document.getElementById(id);
   const isTyping = (el) => el && el.closest && el.closest(TYPING);
@@ -281,21 +281,52 @@
     }
   });
 
-  // --- raw source: line numbers, token highlighting, scroll sync ------------------------------
-  function escapeHtml(text) {
-    return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  // --- raw source: line numbers, the highlighted overlay, scroll sync --------------------------
+  // The textarea's text is transparent: what shows is the overlay under it (#source-highlight),
+  // the text as the server highlighted it. Each edit is copied into the overlay at once, as
+  // plain text between the marks already there; the server's answer to the typing (the live
+  // validation) then swaps in its highlighting of that text, unless the text changed since.
+
+  // The text node and offset at character ``offset`` of ``root``'s text.
+  function textPosition(root, offset) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (offset <= node.data.length) return [node, offset];
+      offset -= node.data.length;
+    }
+    return [root, root.childNodes.length];
   }
 
-  function highlight(text) {
-    let out = "";
-    let last = 0;
-    for (const match of text.matchAll(TOKEN)) {
-      out += escapeHtml(text.slice(last, match.index));
-      out += '<mark class="tok tok-token">' + escapeHtml(match[0]) + "</mark>";
-      last = match.index + match[0].length;
-    }
-    return out + escapeHtml(text.slice(last)) + "\n";
+  // Makes the overlay's text ``text`` by replacing only what differs (the span between the
+  // common start and the common end), so the marks around an edit stay.
+  function copyEdit(overlay, text) {
+    const before = overlay.textContent;
+    const after = text + "\n"; // the overlay ends with a line break, for a last empty line
+    const shorter = Math.min(before.length, after.length);
+    let start = 0;
+    while (start < shorter && before[start] === after[start]) start++;
+    let end = 0;
+    const sameEnd = () => before[before.length - 1 - end] === after[after.length - 1 - end];
+    while (end < shorter - start && sameEnd()) end++;
+    if (start === before.length && start === after.length) return;
+    const range = document.createRange();
+    range.setStart(...textPosition(overlay, start));
+    range.setEnd(...textPosition(overlay, before.length - end));
+    range.deleteContents();
+    const inserted = after.slice(start, after.length - end);
+    if (inserted) range.insertNode(document.createTextNode(inserted));
   }
+
+  // The server's highlighting is shown only if it is of the text as it is now: an answer to
+  // an earlier keystroke would take back what was typed since (the next answer follows).
+  document.addEventListener("htmx:oobBeforeSwap", (event) => {
+    const textarea = byId("source-text");
+    if (event.detail.target.id !== "source-highlight" || !textarea) return;
+    if (event.detail.fragment.textContent !== textarea.value + "\n") event.detail.shouldSwap = false;
+  });
+  document.addEventListener("htmx:oobAfterSwap", (event) => {
+    if (event.detail.target.id === "source-highlight") syncScroll();
+  });
 
   function errorLines() {
     const panel = byId("diagnostics");
@@ -317,7 +348,7 @@
     const textarea = byId("source-text");
     if (!textarea) return;
     const editor = textarea.closest(".code-editor");
-    editor.querySelector(".code-highlight").innerHTML = highlight(textarea.value);
+    copyEdit(byId("source-highlight"), textarea.value);
     renderGutter(editor, textarea.value.split("\n").length);
     syncScroll();
   }

@@ -170,6 +170,53 @@ def test_raw_mode_refuses_a_fatal_error_then_saves_a_draft(
     assert console_errors == []
 
 
+def test_raw_mode_shows_the_servers_highlighting_of_the_text_as_typed(
+    page, live_server, weather, console_errors
+):
+    """The overlay under the textarea is highlighted by the server alone: the typing is copied
+    into it at once (the marks around kept), the answer to the typing brings the marks of the
+    new tokens, and an answer about an older text is not shown."""
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/transcripts/{weather.pk}/source/")
+    source = page.locator("#source-text")
+    marks = page.locator("#source-highlight mark.tok")
+    before = marks.count()
+    page.evaluate(  # what the page decided for each answer's highlighting: shown or not
+        """() => { window.shown = [];
+        document.addEventListener("htmx:oobBeforeSwap", (event) => {
+          if (event.detail.target.id === "source-highlight") shown.push(event.detail.shouldSwap);
+        }); }"""
+    )
+
+    def overlay_shows_the_text() -> bool:
+        shown = page.evaluate("() => document.getElementById('source-highlight').textContent")
+        return shown == source.input_value() + "\n"
+
+    held = []
+    page.route("**/source/validate/", lambda route: held.append(route))  # answers wait
+    source.press("Control+End")
+    with page.expect_request("**/source/validate/"):
+        source.press_sequentially("\n<|start|>user<|message|>more<|end|>")
+    assert overlay_shows_the_text()
+    assert marks.count() == before
+
+    source.press_sequentially(" and more")  # its request waits for the first answer
+    with page.expect_request("**/source/validate/"):
+        held[0].continue_()  # an answer about the text before " and more"
+    page.wait_for_function("() => window.shown.length === 1")
+    assert page.evaluate("() => window.shown") == [False]
+    assert overlay_shows_the_text()
+    assert marks.count() == before
+
+    held[1].continue_()
+    page.wait_for_function("() => window.shown.length === 2")
+    assert page.evaluate("() => window.shown") == [False, True]
+    expect(marks).to_have_count(before + 3)
+    expect(marks.last).to_have_text("<|end|>")
+    assert overlay_shows_the_text()
+    assert console_errors == []
+
+
 def test_two_people_edit_the_same_message_and_nothing_is_lost(browser, live_server, weather):
     pages = {}
     for name in ("ann", "bob"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -348,6 +349,32 @@ def test_raw_mode_refuses_errors_then_saves_a_draft(as_annotator, weather):
     assert response.status_code == 302
     saved = stored(weather)
     assert saved.source_text == BROKEN and saved.status == "draft"
+
+
+def test_live_validation_answers_the_text_highlighted_by_the_server(as_annotator, weather):
+    """The overlay under the textarea shows the server's highlighting of what is typed (the
+    browser has no highlighter of its own); the textarea itself is never sent back."""
+    text = "\n" + BROKEN  # a first line break too: HTML drops one right after <pre>
+    response = as_annotator.post(
+        url(weather, "source/validate/"), {"text": text, "spec": "openchatml-2.2"}, headers=HX
+    )
+    html = response.content.decode()
+    opening = '<pre class="code-highlight" id="source-highlight" aria-hidden="true" '
+    assert (
+        opening + 'hx-swap-oob="innerHTML">\n\n<mark class="tok tok-token">&lt;|start|&gt;' in html
+    )
+    assert (
+        '<mark class="tok tok-token">&lt;|message|&gt;</mark>no role'
+        '<mark class="tok tok-token">&lt;|end|&gt;</mark>\n</pre>'
+    ) in html
+    assert 'id="diagnostics"' in html and "<textarea" not in html
+
+
+def test_raw_mode_and_debug_rendering_mark_the_same_tokens(as_annotator, weather):
+    raw = as_annotator.get(url(weather, "source/")).content.decode()
+    debug = as_annotator.get(url(weather, ""), {"audience": "debug"}).content.decode()
+    marks = re.compile(r'<mark class="tok tok-[a-z-]+">[^<]*</mark>')
+    assert marks.findall(raw) == marks.findall(debug) != []
 
 
 def test_raw_mode_live_validation_and_conversion_preview(as_annotator, weather):
