@@ -7,11 +7,14 @@ class EditorConfig(AppConfig):
     verbose_name = "Transcript editor"
 
     def ready(self) -> None:
-        # Imported here, not at the top: these modules define or use models, which Django
-        # allows only once the app registry is ready (this hook).
-        from editor import token_cache
-        from editor.db import json_lookups  # noqa: F401 (registers the ``holds`` lookup)
+        # Imported here, not at the top: these modules use models, which Django allows only
+        # once the app registry is ready (this hook). The task modules register how their
+        # tasks are recovered (``editor.background.register``): every process knows them all.
+        from editor.bulk import tasks as bulk_tasks  # noqa: F401
+        from editor.exporting import tasks as export_tasks  # noqa: F401
+        from editor.importing import tasks as import_tasks  # noqa: F401
+        from editor.models import tokens
         from editor.storage import message_rows
 
-        token_cache.connect()
+        tokens.connect()
         message_rows.connect()

@@ -1,6 +1,7 @@
 """Background tasks that outlive their worker: heartbeats, and recovery of the dead ones.
 
-django-tasks runs the tasks (``editor.tasks``); what it does not do is notice that the worker
+django-tasks runs the tasks (each defined in a ``tasks.py`` beside the code it runs:
+``editor.importing.tasks``, ``editor.exporting.tasks``, ``editor.bulk.tasks``); what it does not do is notice that the worker
 running one died (killed, out of memory, a machine restarted): its row would say "running"
 forever. So each running task has a heartbeat, written by a thread of the worker with a
 database connection of its own, and any process that looks at a task (a task worker every
@@ -27,6 +28,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from editor.models import TaskStatus, TaskWorker, TrackedTask
 
@@ -182,8 +184,6 @@ def recover(task: TrackedTask, recovery: Recovery) -> bool:
 
 def _close_queue_rows_of(worker: str) -> None:
     """django-tasks-db's rows of the dead worker's tasks say failed, not running forever."""
-    from django_tasks_db.models import DBTaskResult
-
     for row in DBTaskResult.objects.running():
         if row.worker_ids and row.worker_ids[-1] == worker:
             row.set_failed(WorkerDied(f"task worker {worker} stopped while running it"))
@@ -211,3 +211,25 @@ def live_workers(within_seconds: float) -> int:
 
 def forget_worker() -> None:
     TaskWorker.objects.filter(worker_id=worker_id()).delete()
+
+
+# Each task module registers how its tasks are brought back (``register``) when imported;
+# ``EditorConfig.ready`` imports them all, so every process knows every recovery.
+RECOVERIES: list[Recovery] = []
+
+
+def register(recovery: Recovery) -> None:
+    RECOVERIES.append(recovery)
+
+
+def recover_dead_tasks() -> int:
+    """Queue again (or fail) every task whose worker died; how many there were."""
+    return recover_all(RECOVERIES)
+
+
+def current(tracked):
+    """A task someone is looking at, as it stands: recovered first if its worker died."""
+    for recovery in RECOVERIES:
+        if isinstance(tracked, recovery.model) and recover(tracked, recovery):
+            tracked.refresh_from_db()
+    return tracked

@@ -1,16 +1,5 @@
-"""Bulk actions on a selection of a dataset's transcripts: the ones picked, or every one
-matching the dataset page's filters.
-
-Each action is one function, run in one transaction: either every selected transcript is
-changed or none is (a failure midway rolls the whole action back). A transcript the action
-does not apply to — a transition its status does not allow, one already deleted — is
-skipped and named in the result, not an error. Content changes write one revision per
-changed transcript, through the same save path as the editor.
-
-A selection of at most ``INLINE_LIMIT`` transcripts is acted on within the request; a
-larger one becomes a ``BulkTask`` run by a task worker, in the same one transaction. An
-export of a selection is always prepared in the background (``editor.exporting.tasks``).
-"""
+"""The bulk actions themselves: what a selection is (``select``) and what each action does to
+the transcripts in it (``perform``), in one transaction."""
 
 from __future__ import annotations
 
@@ -20,25 +9,21 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.http import QueryDict
 
-from editor import background, queues, workflow
+from editor import queues, workflow
+from editor.db.storable import check_storable_text
 from editor.editing import apply_transition
-from editor.errors import DomainError, InvalidContent, NotAllowed
-from editor.exporting.tasks import start_export_task
+from editor.errors import InvalidContent, NotAllowed
+from editor.listing import TranscriptList
+from editor.listing.filters import TranscriptFilterForm
 from editor.models import (
-    BulkTask,
     Dataset,
     ReviewQueue,
     Status,
-    TaskStatus,
     Transcript,
 )
 from editor.storage.content import TranscriptContent
 from editor.storage.save import delete_transcript, undelete_transcript
-from editor.storage.storable import check_storable_text
-from editor.views.forms import TranscriptFilterForm
-from editor.visibility import FULL_CONTENT
 
-INLINE_LIMIT = 500
 MAX_EXPLICIT_IDS = 100_000
 ACTIONS = (
     "transition",
@@ -118,8 +103,8 @@ def select(
     """
     if (ids is None) == (filters is None):
         raise InvalidContent("Give either ids or a filter.", code="invalid-request")
-    rows = Transcript.all_objects.filter(dataset=dataset, deleted_at__isnull=not deleted)
     if ids is not None:
+        rows = Transcript.all_objects.filter(dataset=dataset, deleted_at__isnull=not deleted)
         wanted = sorted(set(ids))
         if len(wanted) > MAX_EXPLICIT_IDS:
             raise InvalidContent(
@@ -140,16 +125,13 @@ def select(
         raise InvalidContent(
             f"Invalid filter: {form.errors.as_text()}", code="invalid-filter", details=form.errors
         )
-    # A text filter looks in hidden content only for those who may see it (as on the page).
-    searches_hidden = FULL_CONTENT in dataset.audiences_for(user)
-    wanted_filter = form.to_filter(search_hidden=searches_hidden)
-    return list(rows.matching(wanted_filter).order_by("pk").values_list("pk", flat=True))
+    return TranscriptList.of(dataset, user, form.to_filter(), deleted=deleted).ids()
 
 
 # --- the actions --------------------------------------------------------------------------
 
 
-def _check_params(dataset: Dataset, user, action: str, params: dict) -> None:
+def check_params(dataset: Dataset, user, action: str, params: dict) -> None:
     """Refuse up front what can be refused for the whole selection (role, unknown action)."""
     check_storable_text(params, "The parameters")  # a background task stores them
     role = dataset.role_of(user)
@@ -191,45 +173,6 @@ def _queue_of(dataset: Dataset, pk) -> ReviewQueue:
     return queue
 
 
-def start(
-    dataset: Dataset,
-    user,
-    action: str,
-    *,
-    ids: Iterable[int] | None = None,
-    filters: Mapping | QueryDict | None = None,
-    params: dict | None = None,
-) -> BulkResult:
-    """Act on a selection: at once when it is small, as a background task when it is big."""
-    params = dict(params or {})
-    _check_params(dataset, user, action, params)
-    selected = select(dataset, user, ids=ids, filters=filters, deleted=action == "undelete")
-    if action == "export":
-        return _export(dataset, user, selected, params)
-    if len(selected) <= INLINE_LIMIT:
-        return perform(dataset, user, action, selected, params)
-    task = BulkTask.objects.create(
-        dataset=dataset, created_by=user, action=action, params=params, transcript_ids=selected
-    )
-    from editor.tasks import bulk_action
-
-    transaction.on_commit(lambda: bulk_action.enqueue(task.pk))
-    return BulkResult(action, len(selected), task={"kind": "bulk", "id": task.pk})
-
-
-def _export(dataset: Dataset, user, selected: list[int], params: dict) -> BulkResult:
-    task = start_export_task(
-        dataset,
-        user,
-        spec=params.get("spec") or None,
-        format=params.get("format") or "jsonl",
-        audience=params.get("audience") or None,
-        with_annotations=bool(params.get("with_annotations")),
-        ids=selected,
-    )
-    return BulkResult("export", len(selected), task={"kind": "export", "id": task.pk})
-
-
 def perform(
     dataset: Dataset,
     user,
@@ -239,7 +182,7 @@ def perform(
     progress: Callable[[int], None] | None = None,
 ) -> BulkResult:
     """Do ``action`` on the transcripts ``ids`` of ``dataset``, all in one transaction."""
-    _check_params(dataset, user, action, params)
+    check_params(dataset, user, action, params)
     result = BulkResult(action, len(ids))
     act = ACTING[action]
     if user is not None:
@@ -342,36 +285,3 @@ ACTING = {
     "revalidate": _revalidate,
     "add_to_queue": None,
 }
-
-
-def run_bulk_task(task_pk: int) -> BulkTask | None:
-    """Run a queued bulk action on this worker; None if it was not queued (any more)."""
-    if not background.claim(BulkTask, task_pk):
-        return None
-    task = BulkTask.objects.select_related("dataset", "created_by").get(pk=task_pk)
-    total = len(task.transcript_ids)
-    with background.Heartbeat(BulkTask, task_pk) as heartbeat:
-        heartbeat.progress = {"done": 0, "total": total}
-        try:
-            result = perform(
-                task.dataset,
-                task.created_by,
-                task.action,
-                task.transcript_ids,
-                task.params,
-                progress=lambda done: setattr(
-                    heartbeat, "progress", {"done": done, "total": total}
-                ),
-            )
-        except DomainError as refused:
-            background.finish(BulkTask, task_pk, TaskStatus.FAILED, error=refused.message)
-        else:
-            background.finish(
-                BulkTask,
-                task_pk,
-                TaskStatus.SUCCEEDED,
-                result=result.to_dict(),
-                progress={"done": total, "total": total},
-            )
-    task.refresh_from_db()
-    return task

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django_tasks import task
 
 from editor import background
 from editor.errors import ExportNotReady, NotAllowed
@@ -55,8 +56,6 @@ def start_export_task(
 ) -> ExportTask:
     """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
     options are refused now, not in the worker."""
-    from editor.tasks import export_file
-
     check_export_allowed(dataset, author, audience=audience, with_annotations=with_annotations)
     options = {
         "spec": spec,
@@ -155,3 +154,18 @@ def downloadable(task: ExportTask) -> Path:
 def remove_file(task: ExportTask) -> None:
     if task.file_path:
         Path(task.file_path).unlink(missing_ok=True)
+
+
+@task()
+def export_file(export_task_pk: int) -> str | None:
+    """Write the file of an ``ExportTask``."""
+    done = run_export_task(export_task_pk)
+    return done.status if done else None
+
+
+# An export only reads; its unfinished file is never renamed into place.
+background.register(
+    background.Recovery(
+        model=ExportTask, requeue=lambda pk: export_file.enqueue(pk), give_up=remove_file
+    )
+)

@@ -7,6 +7,7 @@ from unittest import mock
 import pytest
 
 from editor import bulk, queues
+from editor.bulk import actions as bulk_actions
 from editor.errors import ConflictError
 from editor.models import (
     BulkTask,
@@ -185,7 +186,7 @@ def test_export_of_a_selection_is_prepared_in_the_background(
 
 def test_a_failure_midway_changes_nothing(as_curator, dataset, five):
     before = (statuses(five), revisions(five))
-    real = bulk.apply_transition
+    real = bulk_actions.apply_transition
     calls = []
 
     def second_one_conflicts(transcript, *args, **kwargs):
@@ -194,7 +195,7 @@ def test_a_failure_midway_changes_nothing(as_curator, dataset, five):
             raise ConflictError(expected_version=1, current_version=2, current={})
         return real(transcript, *args, **kwargs)
 
-    with mock.patch.object(bulk, "apply_transition", side_effect=second_one_conflicts):
+    with mock.patch.object(bulk_actions, "apply_transition", side_effect=second_one_conflicts):
         response = as_curator.post(
             f"/datasets/{dataset.slug}/bulk",
             {"action": "transition", "transition": "submit", "ids": five},

@@ -9,10 +9,10 @@ from unittest import mock
 import pytest
 
 from editor import formats
+from editor.background import recover_dead_tasks
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.models import ExportTask, TaskStatus
 from editor.storage.create import create_transcript
-from editor.tasks import recover_dead_tasks
 from tests.editor.samples import conversation
 
 from .conftest import assert_error

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from editor import bulk, queues
+from editor.bulk.tasks import run_bulk_task
 from editor.models import (
     BulkTask,
     Dataset,
@@ -189,7 +190,7 @@ def test_a_big_selection_runs_in_the_background_and_is_followed(
     task = BulkTask.objects.get()
     assert 'data-testid="bulk-task"' in html and 'data-status="queued"' in html
     assert f'hx-get="/bulk/{task.pk}/"' in html  # polled
-    bulk.run_bulk_task(task.pk)
+    run_bulk_task(task.pk)
     html = client.get(f"/bulk/{task.pk}/", **HTMX).content.decode()
     assert 'data-status="succeeded"' in html
     assert "3 transcripts moved." in html

@@ -16,9 +16,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from editor import background
+from editor.background import current, recover_dead_tasks
 from editor.importing.tasks import progress_of, start_import_task
 from editor.models import ImportTask, TaskStatus, TaskWorker, Transcript
-from editor.tasks import current, recover_dead_tasks
 
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 LINES = "".join(

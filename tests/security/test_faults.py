@@ -231,7 +231,7 @@ def fail_on_the_third(real):
 
 
 def test_a_bulk_action_that_fails_midway_changes_nothing_api(three, curator, dataset):
-    from editor import bulk
+    from editor.bulk import actions as bulk
 
     before = states(three)
     client = api_client_for(curator)
@@ -244,7 +244,7 @@ def test_a_bulk_action_that_fails_midway_changes_nothing_api(three, curator, dat
 
 
 def test_a_bulk_action_that_fails_midway_changes_nothing_page(client, three, curator, dataset):
-    from editor import bulk
+    from editor.bulk import actions as bulk
 
     before = states(three)
     client.force_login(curator)

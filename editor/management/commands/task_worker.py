@@ -19,7 +19,6 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands import db_worker
 
 from editor import background
-from editor.tasks import recover_dead_tasks
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ class Command(db_worker.Command):
 def _look_after_tasks() -> None:
     try:
         background.record_worker_seen()
-        recovered = recover_dead_tasks()
+        recovered = background.recover_dead_tasks()
         if recovered:
             logger.warning("Recovered %d task(s) whose worker had died", recovered)
     except DatabaseError as error:
