@@ -3,6 +3,9 @@ import logging
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.db import InterfaceError, OperationalError
+from django.shortcuts import render
+
+from editor.views.errors import API_PREFIX, database_unavailable, upload_too_large
 
 logger = logging.getLogger(__name__)
 
@@ -20,7 +23,7 @@ class LoginRequiredForPagesMiddleware(LoginRequiredMiddleware):
     JSON: a redirect to an HTML login form would mean nothing to a pipeline.
     """
 
-    api_prefix = "/api/"
+    api_prefix = API_PREFIX
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         if request.path.startswith(self.api_prefix):
@@ -41,14 +44,10 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, DATABASE_UNAVAILABLE):
             return None
-        from editor.views.errors import database_unavailable
-
         logger.error("Database unavailable: %s %s", request.method, request.path, exc_info=True)
         if getattr(request, "htmx", False):
             # An htmx request: the message goes to the page's toast (out of band), the part
             # of the page that asked stays as it was (base.html lets htmx swap a 503).
-            from django.shortcuts import render
-
             response = render(
                 request,
                 "editor/transcript.html#toast",
@@ -74,7 +73,5 @@ class UploadSizeLimitMiddleware:
         except ValueError:
             length = 0  # Django reads no body from a request with an unreadable length
         if length > settings.OCM_MAX_UPLOAD_BYTES:
-            from editor.views.errors import upload_too_large
-
             return upload_too_large(request, settings.OCM_MAX_UPLOAD_BYTES)
         return self.get_response(request)

@@ -8,6 +8,7 @@ from editor.views import labels as label_views
 from editor.views import messages as message_views
 from editor.views import queues as queue_views
 from editor.views import source as source_views
+from editor.views import transcripts as transcript_views
 
 
 class DatasetSlugConverter:
@@ -75,7 +76,7 @@ urlpatterns = [
     path("transcripts/<int:pk>/spans/", label_views.transcript_span, name="transcript-span"),
     path("annotations/<int:pk>/delete/", label_views.annotation_delete, name="annotation-delete"),
     path("assignments/<int:pk>/review/", queue_views.assignment_review, name="assignment-review"),
-    path("transcripts/<int:pk>/", message_views.transcript_detail, name="transcript"),
+    path("transcripts/<int:pk>/", transcript_views.transcript_detail, name="transcript"),
     path("transcripts/<int:pk>/undo/", message_views.transcript_undo, name="transcript-undo"),
     path("transcripts/<int:pk>/fixes/", message_views.transcript_fix, name="transcript-fix"),
     path(

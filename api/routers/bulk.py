@@ -3,14 +3,12 @@
 from datetime import datetime
 from typing import Literal
 
-from django.http import Http404, QueryDict
+from django.http import QueryDict
 from ninja import Field, Router, Schema
 
 from editor import bulk
-from editor.models import BulkTask, Dataset
-from editor.tasks import current
+from editor.visibility import visible_bulk_task, visible_dataset
 
-from ..access import visible_dataset
 from ..errors import errors
 from ..schemas import Int32
 
@@ -102,11 +100,4 @@ class BulkTaskOut(Schema):
     summary="A bulk action running in the background: its status, progress and result",
 )
 def get_bulk_task(request, pk: int):
-    task = (
-        BulkTask.objects.select_related("dataset")
-        .filter(dataset__in=Dataset.objects.for_user(request.auth), pk=pk)
-        .first()
-    )
-    if task is None:
-        raise Http404(f"No bulk action {pk} among yours.")
-    return current(task)
+    return visible_bulk_task(request.auth, pk)

@@ -9,9 +9,8 @@ from editor import membership
 from editor.errors import NotAllowed
 from editor.exporting import export_dataset
 from editor.models import Dataset
-from editor.visibility import export_audience
+from editor.visibility import export_audience, visible_dataset
 
-from ..access import visible_dataset
 from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import (

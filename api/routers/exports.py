@@ -3,14 +3,13 @@
 For a dataset too big to stream while you wait (`GET /datasets/{slug}/export` streams).
 """
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse
 from ninja import Router, Status
 
 from editor.exporting.tasks import check_may_see, downloadable, start_export_task
-from editor.models import Dataset, ExportTask
-from editor.tasks import current
+from editor.models import ExportTask
+from editor.visibility import visible_dataset, visible_export_task
 
-from ..access import visible_dataset
 from ..errors import errors
 from ..schemas import DatasetExportQuery, ExportTaskOut
 
@@ -18,15 +17,9 @@ router = Router(tags=["exports"])
 
 
 def _visible_export(user, pk: int) -> ExportTask:
-    task = (
-        ExportTask.objects.select_related("dataset")
-        .filter(dataset__in=Dataset.objects.for_user(user), pk=pk)
-        .first()
-    )
-    if task is None:
-        raise Http404(f"No export {pk} among yours.")
+    task = visible_export_task(user, pk)
     check_may_see(task, user)
-    return current(task)
+    return task
 
 
 @router.post(

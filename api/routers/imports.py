@@ -4,8 +4,8 @@ from ninja import File, Form, Router, Status
 from ninja.files import UploadedFile
 
 from editor.importing.tasks import start_import_task
+from editor.visibility import visible_dataset, visible_import_task
 
-from ..access import visible_dataset, visible_import_task
 from ..errors import errors
 from ..schemas import ImportIn, ImportTaskOut
 

@@ -12,8 +12,13 @@ from ninja.pagination import paginate
 from editor import labels
 from editor.labels import annotations
 from editor.models import LabelSchema
+from editor.visibility import (
+    visible_annotation,
+    visible_dataset,
+    visible_label_schema,
+    visible_transcript,
+)
 
-from ..access import visible_annotation, visible_dataset, visible_label_schema, visible_transcript
 from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import (

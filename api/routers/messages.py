@@ -13,9 +13,8 @@ from ninja.errors import HttpError
 from editor import editing
 from editor.errors import InvalidContent
 from editor.models import Transcript
-from editor.visibility import FULL_CONTENT, require_audience
+from editor.visibility import FULL_CONTENT, require_audience, visible_transcript
 
-from ..access import visible_transcript
 from ..errors import errors
 from ..schemas import (
     DiagnosticsOut,

@@ -8,8 +8,8 @@ from ninja.pagination import paginate
 from editor import queues
 from editor.errors import NotAllowed
 from editor.models import AssignmentState, Dataset, QueueAssignment, ReviewQueue, Role
+from editor.visibility import visible_dataset
 
-from ..access import visible_dataset
 from ..errors import errors
 from ..pagination import LimitOffset
 from ..schemas import AssignmentOut, QueueFiguresOut, QueueIn, QueueOut, ReviewIn

@@ -1,23 +1,26 @@
 """Transcripts: list and add in a dataset; read, save, delete, render, export, validate one;
 its revision history (list, show, diff, restore)."""
 
-from dataclasses import replace
-
 from django.http import Http404
 from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from editor.exporting import export_transcript
 from editor.formats.render import render as render_transcript
+from editor.listing import TranscriptList
 from editor.models import Transcript
 from editor.revisions import diff_revisions, list_revisions, restore_revision
-from editor.search import pages as search_pages
 from editor.storage.content import TranscriptContent
 from editor.storage.create import create_transcript
 from editor.storage.save import delete_transcript, save_transcript, undelete_transcript
-from editor.visibility import FULL_CONTENT, export_audience, require_audience
+from editor.visibility import (
+    FULL_CONTENT,
+    export_audience,
+    require_audience,
+    visible_dataset,
+    visible_transcript,
+)
 
-from ..access import visible_dataset, visible_transcript
 from ..errors import errors
 from ..pagination import MAX_LIMIT, LimitOffset
 from ..schemas import (
@@ -57,15 +60,11 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 @paginate(LimitOffset)
 def list_transcripts(request, slug: str, filters: Query[TranscriptFilters]):
     dataset = visible_dataset(request.auth, slug)
-    manager = Transcript.all_objects if filters.deleted else Transcript.objects
-    wanted = filters.to_filter(dataset, search_hidden=dataset.user_sees_hidden)
-    rows = manager.filter(dataset=dataset).summaries().matching(replace(wanted, text=None))
-    if filters.deleted:
-        rows = rows.deleted()
-    rows = rows.sorted_by(filters.sort)
-    if wanted.text:
-        rows = search_pages.rows_containing(rows, wanted.text, wanted.search_hidden, MAX_LIMIT)
-    return rows
+    wanted = filters.to_filter(dataset)
+    listed = TranscriptList.of(
+        dataset, request.auth, wanted, sort=filters.sort, deleted=bool(filters.deleted)
+    )
+    return listed.first_rows(MAX_LIMIT)
 
 
 @router.post(

@@ -4,8 +4,8 @@ and making one."""
 from ninja import Router
 
 from editor import editing, workflow
+from editor.visibility import visible_transcript
 
-from ..access import visible_transcript
 from ..errors import errors
 from ..schemas import EditOut, TransitionIn, TransitionOut
 from .messages import WRITE_ERRORS, expected_version

@@ -9,19 +9,17 @@ import re
 from collections.abc import Iterable
 
 from django.core.paginator import Page, Paginator
-from django.db import connections
 from django.db.models import BinaryField, Case, F, OuterRef, Subquery, When, Window
 from django.db.models.functions import Cast, RowNumber
 from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from editor import search
 from editor.db.compressed import unpack_prefix
 from editor.db.message_text import content_at
 from editor.models import Message, Transcript, TranscriptQuerySet
-from editor.search import sqlite_index as search_index
-from editor.search.sqlite import fts_query
-from editor.search.words import SEARCH_WORD_CHARACTER, search_words
+from editor.search.words import SEARCH_WORD_CHARACTER, search_words, searched_text
 
 # Characters of context shown on each side of the first hit.
 SNIPPET_CONTEXT = 60
@@ -76,14 +74,14 @@ def rows_containing(
     """``rows.containing(text, …)`` in the form that gives its first ``rows_needed`` rows
     fastest and is still counted in the time of every match (for lists that count exactly,
     such as the API's), chosen as ``search_page`` chooses. On SQLite the walk's form is not
-    one of them: counted, it looks into every transcript (6 s at 100,000, against 0.6-1.2 s
-    through every match); PostgreSQL counts either form through every match."""
+    one of them: counted, it looks into every transcript, far slower than going through every
+    match; PostgreSQL counts either form through every match."""
     if not search_words(text):
         return rows.none()
     first = _first_matches(rows.db, text, search_hidden)
     if len(first) <= PROBE_MATCHES:
         return rows.filter(pk__in=_transcripts_of(first))
-    if connections[rows.db].vendor != "postgresql":
+    if not search.backend(rows.db).counts_probes_cheaply:
         return rows.containing(text, search_hidden)
     probed = rows.probed_for(text, search_hidden)
     share, whole = _sampled_share(rows, probed)
@@ -129,20 +127,8 @@ def _sampled_share(rows, probed) -> tuple[float, bool]:
 def _first_matches(db: str, text: str, search_hidden: bool) -> list[tuple[int, int]]:
     """``(transcript id, message id)`` of up to ``PROBE_MATCHES`` + 1 messages containing
     ``text``, in no particular order."""
-    limit = PROBE_MATCHES + 1
-    if connections[db].vendor == "sqlite":
-        # The search table's rowids in its own order, each looked up once: through
-        # ``containing`` (``id IN (…)``) SQLite would first read every match.
-        with connections[db].cursor() as cursor:
-            cursor.execute(
-                "SELECT probed.transcript_id, probed.id FROM editor_message_search"
-                " CROSS JOIN editor_message AS probed ON probed.id = editor_message_search.rowid"
-                " WHERE editor_message_search MATCH %s LIMIT %s",
-                (fts_query(text, search_hidden), limit),
-            )
-            return cursor.fetchall()
-    matches = Message.objects.using(db).containing(text, search_hidden).order_by()
-    return list(matches.values_list("transcript_id", "pk")[:limit])
+    messages = Message.objects.using(db)
+    return search.backend(db).first_matches(messages, text, search_hidden, PROBE_MATCHES + 1)
 
 
 def _page_number(number) -> int:
@@ -201,9 +187,9 @@ def snippets(transcript_ids: Iterable[int], query: str, search_hidden: bool) -> 
         return {}
     # Each transcript's messages in order until the first that matches: where matches are
     # common (the only case this is called for) it is among the first few. Reading the
-    # page's matches instead read all 5,700 of a long transcript on PostgreSQL (740 ms),
-    # and on SQLite every match of the table first (0.9 s for a word in every one of
-    # 100,000 transcripts: FTS5 cannot be asked for the matches of a few transcripts).
+    # page's matches instead reads every match of a long transcript on PostgreSQL, and on
+    # SQLite every match of the table first (FTS5 cannot be asked for the matches of a few
+    # transcripts).
     first_match = (
         Message.objects.filter(transcript=OuterRef("pk"))
         .probed_for(query, search_hidden)
@@ -228,7 +214,7 @@ def _snippets_among(message_ids: list[int], page: Page, query: str, search_hidde
 def _first_hits(matches, hit: re.Pattern, search_hidden: bool) -> dict[int, str]:
     """The snippet of the first of ``matches`` (matching messages) in each transcript: each
     match looked at once, by a window function (a correlated "first match of this
-    transcript" searched the transcript again for every match: 150 ms a page)."""
+    transcript" searches the transcript again for every match)."""
     firsts = (
         matches.annotate(
             place=Window(RowNumber(), partition_by=F("transcript_id"), order_by=F("index").asc())
@@ -261,7 +247,7 @@ def _snippets_of(message_ids, hit: re.Pattern, search_hidden: bool) -> dict[int,
         content = (
             stored if start is None else content_at(unpack_prefix(source, end), start, end, escaped)
         )
-        text = search_index.searched_text(content, end_user_text, search_hidden)
+        text = searched_text(content, end_user_text, search_hidden)
         found[transcript_id] = _snippet(text, hit)
     return found
 

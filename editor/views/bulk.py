@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor import bulk
 from editor.errors import DomainError, NotAllowed
-from editor.models import BulkTask, Dataset, TaskStatus
-from editor.tasks import current
-from editor.views.datasets import dataset_context, visible_dataset
+from editor.models import BulkTask, TaskStatus
+from editor.views.datasets import dataset_context
+from editor.visibility import visible_bulk_task, visible_dataset
 
 
 def _parse_action(value: str) -> tuple[str, dict]:
@@ -40,7 +40,7 @@ def _selection(request) -> dict | None:
 
 @require_POST
 def dataset_bulk(request, slug):
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     if not dataset.user_can_edit:
         raise PermissionDenied("Your role may not act on transcripts in bulk.")
     action, params = _parse_action(request.POST.get("action", ""))
@@ -78,10 +78,7 @@ def dataset_bulk(request, slug):
 @require_GET
 def bulk_task_detail(request, pk):
     """A bulk action running in the background, polled by the dataset page until it ends."""
-    tasks = BulkTask.objects.select_related("dataset").filter(
-        dataset__in=Dataset.objects.for_user(request.user)
-    )
-    task = current(get_object_or_404(tasks, pk=pk))
+    task = visible_bulk_task(request.user, pk)
     summary = ""
     if task.status == TaskStatus.SUCCEEDED:
         summary = bulk.BulkResult(**task.result).summary()

@@ -1,10 +1,7 @@
 """HTML views: thin. They read the request, call one domain function and render."""
 
-from dataclasses import replace
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,28 +14,30 @@ from editor.bulk import bulk_transitions
 from editor.errors import ConflictError, DomainError, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.importing.tasks import progress_of, start_import_task
-from editor.models import END_USER_AUDIENCE, Dataset, ImportTask, Role, Status, Transcript
+from editor.listing import TranscriptList
+from editor.listing import search as search_pages
+from editor.listing.filters import TranscriptFilterForm
+from editor.models import END_USER_AUDIENCE, Dataset, Role, Status, Transcript
 from editor.revisions import diff_revisions, list_revisions, restore_revision
-from editor.search import pages as search_pages
-from editor.tasks import current
 from editor.views.forms import (
     DatasetEditForm,
     DatasetForm,
     ExportForm,
     ImportForm,
     MemberAddForm,
-    TranscriptFilterForm,
 )
-from editor.visibility import FULL_CONTENT, export_audience, require_audience
+from editor.views.shared import int_param, transcript_for
+from editor.visibility import (
+    FULL_CONTENT,
+    export_audience,
+    require_audience,
+    visible_dataset,
+    visible_import_task,
+)
 
 PAGE_SIZE = 50
 RECENT_MEMBER_CHANGES = 10  # the members section lists these; the API has them all
 RECENT_EDITS = 5  # under "Edit dataset"
-
-
-def visible_dataset(request, slug: str) -> Dataset:
-    datasets = Dataset.objects.for_user(request.user).with_roles(request.user)
-    return get_object_or_404(datasets, slug=slug)
 
 
 @require_GET
@@ -76,7 +75,7 @@ def dataset_create(request):
 @require_GET
 @vary_on_headers("HX-Request")
 def dataset_detail(request, slug):
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     context = dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
         return render(request, "editor/dataset.html", context)
@@ -94,20 +93,8 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     filters = TranscriptFilterForm(request.GET, dataset=dataset)
     filters.is_valid()  # invalid fields are shown with their error and ignored
     sort = filters.sort_key()
-    wanted = filters.to_filter(search_hidden=dataset.user_sees_hidden)
-    rows = (
-        Transcript.objects.filter(dataset=dataset)
-        .summaries()
-        .select_related("updated_by")
-        .matching(replace(wanted, text=None))
-        .sorted_by(sort)
-    )
-    if wanted.text:
-        page = search_pages.search_page(
-            rows, wanted.text, wanted.search_hidden, request.GET.get("page"), PAGE_SIZE
-        )
-    else:
-        page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    listed = TranscriptList.of(dataset, request.user, filters.to_filter(), sort=sort)
+    page = listed.page(request.GET.get("page"), PAGE_SIZE)
     queues = list(dataset.queues.all())
     context = {
         "dataset": dataset,
@@ -182,7 +169,7 @@ def _sort_links(request, path: str, current: str) -> dict[str, str]:
 
 @require_POST
 def dataset_edit(request, slug):
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     if not dataset.user_can_curate:
         raise PermissionDenied("Only a curator may edit this dataset.")
     # A copy for the form: invalid input must not change the dataset the page shows.
@@ -217,7 +204,7 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
 
 def _change_members(request, slug, change, refused_form=None):
     """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section."""
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     try:
         change(dataset)
     except NotAllowed as refused:
@@ -286,7 +273,7 @@ def _default_export_audience(dataset: Dataset) -> str:
 
 @require_POST
 def dataset_import(request, slug):
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     if not dataset.user_can_edit:
         raise PermissionDenied("You may not import into this dataset.")
     form = ImportForm(request.POST, request.FILES)
@@ -309,7 +296,7 @@ def dataset_import(request, slug):
 @require_GET
 @vary_on_headers("HX-Request")
 def dataset_export(request, slug):
-    dataset = visible_dataset(request, slug)
+    dataset = visible_dataset(request.user, slug)
     form = ExportForm(request.GET)
     if not form.is_valid():
         context = dataset_context(request, dataset, export_form=form)
@@ -347,13 +334,7 @@ def dataset_export(request, slug):
 @require_GET
 @vary_on_headers("HX-Request")
 def import_task_detail(request, pk):
-    task = get_object_or_404(
-        ImportTask.objects.select_related("dataset", "created_by").filter(
-            dataset__in=Dataset.objects.for_user(request.user)
-        ),
-        pk=pk,
-    )
-    task = current(task)
+    task = visible_import_task(request.user, pk)
     context = {"task": task, "progress": progress_of(task)}
     template = "editor/import_task.html"
     if request.htmx:
@@ -366,8 +347,8 @@ def _history_context(request, transcript: Transcript) -> dict:
     revisions = list(list_revisions(transcript))
     by_number = {r.number: r for r in revisions}
     newest = revisions[0].number
-    to_number = _int_param(request.GET.get("to"), newest)
-    from_number = _int_param(request.GET.get("from"), max(to_number - 1, 1))
+    to_number = int_param(request.GET.get("to"), newest)
+    from_number = int_param(request.GET.get("from"), max(to_number - 1, 1))
     chosen = (
         {r.number: r for r in transcript.revisions.filter(number__in=(from_number, to_number))}
         if from_number in by_number and to_number in by_number
@@ -384,14 +365,8 @@ def _history_context(request, transcript: Transcript) -> dict:
     }
 
 
-def _int_param(value: str | None, default: int) -> int:
-    return int(value) if value and value.isdigit() else default
-
-
 def _history_transcript(request, pk) -> Transcript:
-    transcript = get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
-    )
+    transcript = transcript_for(request, pk)
     # Old states show hidden content and source: the rendering a viewer may not have.
     require_audience(transcript.dataset, request.user, FULL_CONTENT)
     return transcript
@@ -426,7 +401,7 @@ def revision_restore(request, pk, number):
     try:
         restored = restore_revision(
             revision,
-            expected_version=_int_param(request.POST.get("expected_version"), 0),
+            expected_version=int_param(request.POST.get("expected_version"), 0),
             author=request.user,
         )
     except ConflictError as conflict:

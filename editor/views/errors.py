@@ -10,9 +10,8 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
-from editor.middleware import LoginRequiredForPagesMiddleware
-
-API_PREFIX = LoginRequiredForPagesMiddleware.api_prefix
+# The API answers its own errors in JSON (api/errors.py), whatever the request accepts.
+API_PREFIX = "/api/"
 TOO_BIG = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent)
 
 MESSAGES = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -12,26 +12,23 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor.errors import ExportNotReady, InvalidContent, NotAllowed
 from editor.exporting.tasks import check_may_see, downloadable, progress_of, start_export_task
-from editor.models import Dataset, ExportTask
-from editor.tasks import current
+from editor.models import ExportTask
 from editor.views.forms import ExportForm
+from editor.visibility import visible_dataset, visible_export_task
 
 
 def _visible_export(request, pk: int) -> ExportTask:
-    tasks = ExportTask.objects.select_related("dataset", "created_by").filter(
-        dataset__in=Dataset.objects.for_user(request.user)
-    )
-    task = get_object_or_404(tasks, pk=pk)
+    task = visible_export_task(request.user, pk)
     try:
         check_may_see(task, request.user)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    return current(task)
+    return task
 
 
 @require_POST
 def export_task_start(request, slug):
-    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    dataset = visible_dataset(request.user, slug)
     form = ExportForm(request.POST)
     if not form.is_valid():
         return HttpResponse(

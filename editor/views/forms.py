@@ -1,11 +1,12 @@
 from django import forms
 
 from editor import formats
-from editor.labels.filters import filter_choices, parse_label_filter, pickable_questions
-from editor.models import Contains, Dataset, Role, Status, TranscriptFilter
-from editor.search import MAX_SEARCH_LENGTH
+from editor.models import Dataset, Role, Status
 
-SPEC_OPTIONS = [(spec, spec) for spec in formats.SPEC_IDS]
+
+def _spec_options(first: str):
+    """The spec ids the registry knows now (a spec registered later is offered too)."""
+    return lambda: [("", first), *((spec, spec) for spec in formats.spec_ids())]
 
 
 class ImportForm(forms.Form):
@@ -19,7 +20,7 @@ class ImportForm(forms.Form):
         ".zip of transcript files."
     )
     spec = forms.ChoiceField(
-        choices=[("", "Detect automatically"), *SPEC_OPTIONS], required=False, label="Spec"
+        choices=_spec_options("Detect automatically"), required=False, label="Spec"
     )
     on_conflict = forms.ChoiceField(
         choices=[("update", "update it (a new revision)"), ("skip", "skip it")],
@@ -37,7 +38,7 @@ class ExportForm(forms.Form):
         super().__init__(*args, auto_id="export_%s", **kwargs)
 
     spec = forms.ChoiceField(
-        choices=[("", "each transcript's own spec"), *SPEC_OPTIONS], required=False, label="Spec"
+        choices=_spec_options("each transcript's own spec"), required=False, label="Spec"
     )
     format = forms.ChoiceField(
         choices=[
@@ -93,98 +94,3 @@ class MemberAddForm(forms.Form):
 
 class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
-
-
-SORT_OPTIONS = [
-    ("-updated", "last changed, newest first"),
-    ("updated", "last changed, oldest first"),
-    ("title", "title, A to Z"),
-    ("-title", "title, Z to A"),
-    ("-messages", "most messages first"),
-    ("messages", "fewest messages first"),
-    ("-errors", "most errors first"),
-    ("errors", "fewest errors first"),
-]
-DEFAULT_SORT = SORT_OPTIONS[0][0]
-
-
-class TranscriptFilterForm(forms.Form):
-    """The dataset page's filters, read from the query string (so a filtered list is a link).
-
-    An invalid value is reported next to its field and ignored; the others still apply.
-    """
-
-    def __init__(self, *args, dataset: Dataset, **kwargs):
-        super().__init__(*args, auto_id="filter_%s", **kwargs)
-        self.label_questions = pickable_questions(dataset)
-        # Without questions to pick from, any label is refused (a bulk action "on everything
-        # matching" must never widen to everything); the page shows the field only with some.
-        self.fields["label"].choices = [
-            ("", "any label"),
-            *filter_choices(self.label_questions),
-        ]
-
-    q = forms.CharField(
-        required=False,
-        max_length=MAX_SEARCH_LENGTH,
-        label="Search messages",
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in messages"}),
-    )
-    status = forms.MultipleChoiceField(
-        choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
-    )
-    spec = forms.ChoiceField(choices=[("", "any spec"), *SPEC_OPTIONS], required=False)
-    # Named and valued as the API's parameter: a page's query string works there too.
-    has_errors = forms.ChoiceField(
-        choices=[("", "any"), ("true", "with errors"), ("false", "without errors")],
-        required=False,
-        label="Errors",
-    )
-    code = forms.CharField(
-        required=False,
-        label="Diagnostic code",
-        widget=forms.TextInput(attrs={"placeholder": "E-STREAM-TRUNCATED", "type": "search"}),
-    )
-    has = forms.MultipleChoiceField(
-        choices=Contains.choices,
-        required=False,
-        widget=forms.CheckboxSelectMultiple,
-        label="Contains",
-    )
-    updated_by = forms.CharField(
-        required=False,
-        label="Last changed by",
-        widget=forms.TextInput(attrs={"list": "member-names", "type": "search"}),
-    )
-    updated_since = forms.DateField(
-        required=False,
-        label="Changed since",
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
-    label = forms.ChoiceField(required=False, label="Label")
-
-    def clean_label(self):
-        # The field's choices are exactly the tokens the parser accepts: this only types them.
-        token = self.cleaned_data.get("label")
-        return parse_label_filter(self.label_questions, token) if token else None
-
-    def to_filter(self, *, search_hidden: bool) -> TranscriptFilter:
-        """The valid part of the filters (``is_valid`` must have run); ``search_hidden``:
-        the search also looks where the end user cannot see (``TranscriptFilter``)."""
-        data = self.cleaned_data
-        return TranscriptFilter(
-            text=(data.get("q") or "").strip() or None,
-            search_hidden=search_hidden,
-            statuses=data.get("status") or (),
-            spec=data.get("spec") or None,
-            has_errors={"true": True, "false": False}.get(data.get("has_errors") or ""),
-            code=(data.get("code") or "").strip() or None,
-            contains=data.get("has") or (),
-            updated_by=(data.get("updated_by") or "").strip() or None,
-            updated_since=data.get("updated_since"),
-            label=data.get("label"),
-        )
-
-    def sort_key(self) -> str:
-        return self.cleaned_data.get("sort") or DEFAULT_SORT

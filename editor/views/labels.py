@@ -16,18 +16,18 @@ from django.views.decorators.http import require_GET, require_POST
 from editor import labels
 from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
-from editor.models import Annotation, Dataset, LabelSchema, Transcript
-from editor.views.messages import int_param, transcript_context
-from editor.views.transcript_page import transcript_view
+from editor.models import Annotation, LabelSchema, Transcript
+from editor.presentation.transcript_view import transcript_view
+from editor.views.shared import int_param, transcript_for
+from editor.views.transcripts import transcript_context
+from editor.visibility import visible_dataset
 
 TEMPLATE = "editor/transcript.html"
 WORKING_AUDIENCE = "annotator"
 
 
 def _transcript(request, pk: int) -> Transcript:
-    transcript = get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
-    )
+    transcript = transcript_for(request, pk)
     if not transcript.dataset.can_edit(request.user):
         raise PermissionDenied("Your role in this dataset does not annotate.")
     return transcript
@@ -161,7 +161,7 @@ QUESTIONS_EXAMPLE = [
 
 
 def _curated_dataset(request, slug):
-    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    dataset = visible_dataset(request.user, slug)
     if not dataset.can_curate(request.user):
         raise PermissionDenied("Only curators write label schemas.")
     return dataset

@@ -1,4 +1,4 @@
-"""The transcript page and its in-place editor (htmx): thin views over ``editor.editing``.
+"""The transcript page's in-place editor (htmx): thin views over ``editor.editing``.
 
 Every write posts the version the page shows (``#transcript-version``, kept current by
 out-of-band swaps) and answers fragments: the changed message or the message list, the
@@ -10,157 +10,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import Resolver404, resolve, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django.views.decorators.vary import vary_on_headers
 
-from editor import editing, formats, workflow
+from editor import editing, formats
 from editor.errors import ConflictError, DomainError, InvalidContent, NotAllowed
 from editor.formats.model import SEMANTIC_FIELDS
-from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
-from editor.presentation.display import source_segments
-from editor.revisions import diff_snapshots, restore_revision
-from editor.views.transcript_page import (
+from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Transcript
+from editor.presentation.transcript_view import (
     end_choices,
     form_fields,
-    message_labels,
     ordered_diagnostics,
     transcript_view,
 )
+from editor.revisions import diff_snapshots, restore_revision
+from editor.views.shared import editable_transcript, int_param, transcript_for
+from editor.views.transcripts import TEMPLATE, message_list_context, transcript_context
 from editor.visibility import FULL_CONTENT, require_audience
 
-TEMPLATE = "editor/transcript.html"
-AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
-# Specs whose assistant messages name a channel: a new assistant message starts on final.
-CHANNEL_SPECS = frozenset({"harmony", "openchatml-2.0", "openchatml-2.2", "openchatml-json"})
 OPTIONAL_FIELDS = tuple(f for f in SEMANTIC_FIELDS if f not in ("role", "content", "attrs"))
-
-
-def _transcript(request, pk: int) -> Transcript:
-    return get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
-    )
-
-
-def editable_transcript(request, pk: int) -> Transcript:
-    """A transcript the user may edit: its editors see everything; viewers are refused here,
-    in the view, not only by a template that hides the controls."""
-    transcript = _transcript(request, pk)
-    if not transcript.dataset.can_edit(request.user):
-        raise PermissionDenied("Your role in this dataset does not allow editing.")
-    return transcript
 
 
 def _audience(request) -> str:
     audience = request.GET.get("audience") or request.POST.get("audience") or END_USER_AUDIENCE
     return audience if audience in ALL_AUDIENCES else END_USER_AUDIENCE
-
-
-def int_param(value, default: int | None = None) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
-
-
-RECENT_REVISIONS = 10
-
-
-def transcript_context(request, transcript: Transcript, audience: str) -> dict:
-    allowed = transcript.dataset.audiences_for(request.user)
-    return {
-        "transcript": transcript,
-        "audience": audience,
-        "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
-        "can_edit": transcript.dataset.can_edit(request.user),
-        "message_count": transcript.message_count,
-        "transitions": workflow.allowed_transitions(transcript, request.user),
-        "labels_by_message": message_labels(transcript, request.user)
-        if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
-        else {},
-        "spec_ids": formats.SPEC_IDS,
-        "can_see_all": FULL_CONTENT in allowed,
-        "diagnostics": ordered_diagnostics(transcript.diagnostics)
-        if FULL_CONTENT in allowed
-        else [],
-        # lazy: read only by the responses that show the History panel
-        "revisions": Revision.objects.for_transcript(transcript)[:RECENT_REVISIONS],
-        "page_panels": not _asked_from_a_workspace(request),
-    }
-
-
-# Pages that show a transcript's messages without its status buttons and History panel.
-WORKSPACES = frozenset({"queue"})
-
-
-def _asked_from_a_workspace(request) -> bool:
-    """Whether the page asking (htmx names it in ``HX-Current-URL``) is a workspace: its
-    answers then leave out the transcript page's panels, which would find no place there
-    (htmx reports each as an error)."""
-    path = request.htmx.current_url_abs_path if request.htmx else None
-    if not path:
-        return False
-    try:
-        return resolve(urlsplit(path).path).url_name in WORKSPACES
-    except Resolver404:
-        return False
-
-
-# --- the page -------------------------------------------------------------------------------
-
-
-@require_GET
-@vary_on_headers("HX-Request")
-def transcript_detail(request, pk):
-    """The page; with HX-Request the messages section (a tab switch) or one more page of
-    messages (``?page=N``, loaded as the list scrolls)."""
-    transcript = _transcript(request, pk)
-    audience = request.GET.get("audience", END_USER_AUDIENCE)
-    context = transcript_context(request, transcript, audience)
-    status = 200
-    if audience not in ALL_AUDIENCES:
-        context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")
-        status = 400
-    else:
-        try:
-            require_audience(transcript.dataset, request.user, audience)
-        except NotAllowed as refused:
-            context["refusal"] = (refused.code, refused.message)
-            status = refused.status
-    if status == 200:
-        view = transcript_view(transcript, audience)
-        page = int_param(request.GET.get("page"))
-        if request.htmx and page is not None:
-            return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
-        editing_index = int_param(request.GET.get("edit"))
-        upto = int_param(request.GET.get("upto"), editing_index or 0)
-        context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
-        if editing_index is not None and context["can_edit"]:
-            context.update(_editing_context(request, transcript, editing_index))
-    template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
-    return render(request, template, context, status=status)
-
-
-def message_list_context(view, through_page: int) -> dict:
-    """The messages section with pages 0..``through_page`` and a loader for the next."""
-    context = {"view": view, "turns": view.pages_through(through_page)}
-    if view.source is not None:
-        context["segments"] = source_segments(view)
-    if through_page + 1 < view.page_count:
-        context["next_page"] = through_page + 1
-    return context
-
-
-def _page_context(context: dict, view, page: int) -> dict:
-    context = {**context, "view": view, "turns": view.page(page)}
-    if page + 1 < view.page_count:
-        context["next_page"] = page + 1
-    return context
 
 
 # --- one message ------------------------------------------------------------------------------
@@ -169,7 +46,7 @@ def _page_context(context: dict, view, page: int) -> dict:
 @require_GET
 def message_detail(request, pk, index):
     """One message's card (what "cancel" and "discard mine" swap back in)."""
-    transcript = _transcript(request, pk)
+    transcript = transcript_for(request, pk)
     audience = _audience(request)
     require_audience_or_403(transcript, request.user, audience)
     return _card_response(request, transcript, index, audience)
@@ -211,20 +88,6 @@ def message_edit(request, pk, index):
         TEMPLATE + "#message-form",
         _form_context(request, transcript, index, messages[index]),
     )
-
-
-def _editing_context(request, transcript, index) -> dict:
-    """The edit form's context for message ``index``, shown in the page in its card's place."""
-    messages = transcript.stored_messages()
-    if not 0 <= index < len(messages):
-        return {}
-    return {
-        "editing_index": index,
-        "message_index": index,
-        "message": messages[index],
-        "fields": form_fields(transcript.spec, messages[index]),
-        "end_choices": end_choices(transcript.spec),
-    }
 
 
 def _form_context(request, transcript, index, message, *, new_after: int | None = None) -> dict:
@@ -448,7 +311,8 @@ def message_new(request, pk):
         raise Http404("No such message.")
     previous = messages[after] if after is not None else None
     role = "assistant" if previous is not None and previous.role == "user" else "user"
-    channel = "final" if role == "assistant" and transcript.spec in CHANNEL_SPECS else None
+    # In a spec with channels, a new assistant message starts on the spec's default one.
+    channel = formats.spec_info(transcript.spec).default_channel if role == "assistant" else None
     draft = formats.Message(role=role, channel=channel)
     position = 0 if after is None else after + 1
     context = _form_context(
@@ -598,7 +462,7 @@ def transcript_fix(request, pk):
 @require_POST
 def transcript_transition(request, pk):
     """Move the transcript along the review workflow (submit, approve, reject, reopen)."""
-    transcript = _transcript(request, pk)
+    transcript = transcript_for(request, pk)
     return _write_and_show(
         request,
         transcript,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -16,13 +16,13 @@ from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import (
     AssignmentState,
-    Dataset,
     QueueAssignment,
     ReviewQueue,
     Status,
 )
-from editor.views.messages import message_list_context, transcript_context
-from editor.views.transcript_page import transcript_view
+from editor.presentation.transcript_view import transcript_view
+from editor.views.transcripts import message_list_context, transcript_context
+from editor.visibility import visible_dataset, visible_queue
 from editor.workflow import REVIEWERS
 
 TEMPLATE = "editor/queue.html"
@@ -30,12 +30,7 @@ WORKING_AUDIENCE = "annotator"
 
 
 def _queue(request, pk: int) -> ReviewQueue:
-    return get_object_or_404(
-        ReviewQueue.objects.select_related("dataset").filter(
-            dataset__in=Dataset.objects.for_user(request.user)
-        ),
-        pk=pk,
-    )
+    return visible_queue(request.user, pk)
 
 
 def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment | None) -> dict:
@@ -235,7 +230,7 @@ def queue_dashboard(request, pk):
 
 @require_POST
 def queue_create(request, slug):
-    dataset = get_object_or_404(Dataset.objects.for_user(request.user), slug=slug)
+    dataset = visible_dataset(request.user, slug)
     filters = {
         "status": [s for s in request.POST.getlist("status") if s in Status.values],
         "has_errors": {"yes": True, "no": False}.get(request.POST.get("has_errors", "")),

@@ -9,37 +9,23 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from editor import editing, formats
 from editor.errors import ConflictError, DomainError
 from editor.exporting import export_transcript
-from editor.formats.render import token_spans
 from editor.models import Transcript
-from editor.presentation.display import Segment
+from editor.models.revisions import snapshot
+from editor.presentation.display import token_segments
+from editor.presentation.transcript_view import ordered_diagnostics
 from editor.revisions import diff_snapshots
 from editor.storage.content import TranscriptContent
-from editor.storage.snapshots import snapshot
-from editor.views.messages import editable_transcript, int_param
-from editor.views.transcript_page import ordered_diagnostics
+from editor.views.shared import editable_transcript, int_param, transcript_for
 from editor.visibility import export_audience
 
 TEMPLATE = "editor/source.html"
 JSON_EXTENSION, TEXT_EXTENSION = "json", "txt"
-
-
-def highlighted(text: str, spec: str) -> list[Segment]:
-    """``text`` cut at its control tokens (the same spans as the debug rendering)."""
-    out, pos = [], 0
-    for span in token_spans(text, spec):
-        if span.start > pos:
-            out.append(Segment(text[pos : span.start], None))
-        out.append(Segment(text[span.start : span.end], span.kind))
-        pos = span.end
-    if pos < len(text):
-        out.append(Segment(text[pos:], None))
-    return out
 
 
 def _context(transcript: Transcript, text: str, spec: str, diagnostics: list[dict]) -> dict:
@@ -47,11 +33,11 @@ def _context(transcript: Transcript, text: str, spec: str, diagnostics: list[dic
         "transcript": transcript,
         "text": text,
         "spec": spec,
-        "segments": highlighted(text, spec),
+        "segments": token_segments(text, spec),
         "line_numbers": range(1, text.count("\n") + 2),
         "diagnostics": ordered_diagnostics(diagnostics),
         "error_lines": sorted({d["line"] for d in diagnostics if d["severity"] == "error"}),
-        "spec_ids": formats.SPEC_IDS,
+        "spec_ids": formats.spec_ids(),
     }
 
 
@@ -121,16 +107,17 @@ def _conflict_page(request, transcript, text, spec, conflict: ConflictError):
 
 @require_POST
 def source_validate(request, pk):
-    """Live validation of the text being typed: the diagnostics panel only."""
+    """Live validation of the text being typed: the diagnostics panel and the text
+    highlighted, both swapped in out of band (the textarea itself is never replaced)."""
     transcript = editable_transcript(request, pk)
     text = request.POST.get("text", "").replace("\r\n", "\n")
     spec = request.POST.get("spec") or transcript.spec
-    if spec not in formats.SPEC_IDS:
+    if not formats.is_spec(spec):
         spec = transcript.spec
     check = editing.validate_source_draft(text, spec)
-    context = _context(transcript, "", spec, check.diagnostics)
+    context = _context(transcript, text, spec, check.diagnostics)
     context["draft"] = True
-    return render(request, TEMPLATE + "#source-diagnostics", context)
+    return render(request, TEMPLATE + "#live-check", context)
 
 
 @require_POST
@@ -156,9 +143,7 @@ def source_convert_preview(request, pk):
 def transcript_export(request, pk):
     """The export menu: with ``preview`` (or from htmx) the losses of writing the transcript
     in ``spec``; otherwise the file itself, to download."""
-    transcript = get_object_or_404(
-        Transcript.objects.for_user(request.user).select_related("dataset"), pk=pk
-    )
+    transcript = transcript_for(request, pk)
     spec = request.GET.get("spec") or transcript.spec
     audience = request.GET.get("audience") or None
     try:
@@ -176,7 +161,7 @@ def transcript_export(request, pk):
         if request.htmx:
             return render(request, "editor/transcript.html#export-losses", context)
         return render(request, "editor/export_preview.html", context)
-    extension = TEXT_EXTENSION if exported.spec in formats.TEXT_SPECS else JSON_EXTENSION
+    extension = TEXT_EXTENSION if formats.spec_info(exported.spec).text else JSON_EXTENSION
     name = f"transcript-{transcript.pk}.{exported.spec}.{extension}"
     response = HttpResponse(exported.text, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'

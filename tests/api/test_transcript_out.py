@@ -9,7 +9,7 @@ import json
 import pytest
 from ninja.responses import NinjaJSONEncoder
 
-from api.schemas import TranscriptOut
+from api.schemas.transcripts import TranscriptOut
 from editor import formats
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage.create import create_transcript

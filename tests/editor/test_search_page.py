@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from editor import formats
+from editor.listing import search
 from editor.models import Message, Transcript
-from editor.search import pages as search
 from tests.conftest import make_transcript
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,84 @@
+"""Imports and exports."""
+
+from datetime import datetime
+from typing import Literal
+
+from ninja import Field, Schema
+
+from api.schemas.common import ExportFormat, OnConflictChoice, SpecId, StatusName
+from editor.exporting.tasks import progress_of as export_progress_of
+from editor.importing.tasks import progress_of
+
+
+class ImportIn(Schema):
+    spec: SpecId | None = Field(None, description="For items that do not name theirs.")
+    on_conflict: OnConflictChoice = "update"
+    partial: bool = Field(False, description="Import the readable items, report the rest.")
+
+
+class ImportTaskOut(Schema):
+    id: int
+    dataset: str = Field(alias="dataset.slug")
+    source_name: str
+    spec: str
+    on_conflict: str
+    partial: bool
+    status: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int = Field(description="How many times a task worker has started it.")
+    progress: dict = Field(description="{items, counts, bytes_read, bytes_total, percent}.")
+    report: dict = Field(description="The import report, once finished.")
+    error: str
+
+    @staticmethod
+    def resolve_progress(task) -> dict:
+        return progress_of(task)
+
+
+class DatasetExportQuery(Schema):
+    spec: SpecId | None = Field(None, description="Each transcript's own spec when absent.")
+    format: ExportFormat = "jsonl"
+    status: list[StatusName] = []
+    audience: Literal["end_user"] | None = Field(
+        None, description="end_user: only what end users see."
+    )
+    with_annotations: bool = Field(
+        False,
+        description="Add each transcript's annotations, placed in the exported messages "
+        "(reviewers and curators).",
+    )
+
+
+class StreamedExportQuery(DatasetExportQuery):
+    summary: bool = Field(
+        False,
+        description='End with one more line, `{"summary": {"transcripts", "loss_count", '
+        '"losses": {field: {"transcripts", "example"}}}}`: what the export could not carry '
+        "(a header cannot say it: headers go before the lines are written).",
+    )
+
+
+class ExportTaskOut(Schema):
+    id: int
+    dataset: str = Field(alias="dataset.slug")
+    options: dict = Field(description="spec, format, statuses, audience, with_annotations.")
+    status: str
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    attempts: int
+    progress: dict = Field(description="{transcripts, total, percent}.")
+    file_name: str
+    size_bytes: int
+    transcript_count: int
+    losses: dict = Field(
+        description="Once done: {loss_count, summary: {field: {transcripts, example}}, "
+        "losses: the first 1,000, each naming its transcript}."
+    )
+    error: str
+
+    @staticmethod
+    def resolve_progress(task) -> dict:
+        return export_progress_of(task)

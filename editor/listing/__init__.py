@@ -1,0 +1,68 @@
+"""The transcript list: one query for the dataset page, the API, bulk actions and exports.
+
+``TranscriptList`` is a dataset's transcripts as a list asks for them — filtered (a
+``TranscriptFilter``: status, spec, errors, codes, labels, words…), sorted, deleted or not —
+and gives them as each caller needs: a page of the dataset page, the first rows of an API
+list, every id for a bulk action. Whether the words are also looked for where the end user
+cannot see is the user's role's (``Dataset.sees_hidden``), decided here for all of them.
+
+``filters`` reads the filters from a query string; ``search`` finds a page of a text search
+the cheapest way and cuts its snippets. The criteria themselves are
+``TranscriptQuerySet.matching`` and ``sorted_by`` (editor/models/transcripts.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from django.core.paginator import Page, Paginator
+
+from editor.listing import search
+from editor.listing.filters import DEFAULT_SORT
+from editor.models import Dataset, Transcript, TranscriptFilter, TranscriptQuerySet
+
+
+@dataclass(frozen=True)
+class TranscriptList:
+    dataset: Dataset
+    wanted: TranscriptFilter
+    sort: str = DEFAULT_SORT
+    deleted: bool = False
+
+    @classmethod
+    def of(cls, dataset: Dataset, user, wanted: TranscriptFilter, **options) -> TranscriptList:
+        """The list ``user`` asks for: their words searched where their role may see."""
+        return cls(dataset, replace(wanted, search_hidden=dataset.sees_hidden(user)), **options)
+
+    def _all(self) -> TranscriptQuerySet:
+        if self.deleted:
+            return Transcript.all_objects.filter(dataset=self.dataset).deleted()
+        return Transcript.objects.filter(dataset=self.dataset)
+
+    def rows(self) -> TranscriptQuerySet:
+        """Every criterion but the words, sorted: only the columns a list shows."""
+        wanted = replace(self.wanted, text=None)
+        return self._all().summaries().matching(wanted).sorted_by(self.sort)
+
+    def page(self, number, per_page: int) -> Page:
+        """Page ``number`` as the dataset page shows it (with snippets when searching)."""
+        rows = self.rows().select_related("updated_by")
+        if not self.wanted.text:
+            return Paginator(rows, per_page).get_page(number)
+        return search.search_page(
+            rows, self.wanted.text, self.wanted.search_hidden, number, per_page
+        )
+
+    def first_rows(self, rows_needed: int) -> TranscriptQuerySet:
+        """The rows in the form that gives the first ``rows_needed`` fastest and still counts
+        exactly (the API's paginated lists)."""
+        rows = self.rows()
+        if not self.wanted.text:
+            return rows
+        return search.rows_containing(
+            rows, self.wanted.text, self.wanted.search_hidden, rows_needed
+        )
+
+    def ids(self) -> list[int]:
+        """Every match's id, in id order (a bulk action's selection)."""
+        return list(self._all().matching(self.wanted).order_by("pk").values_list("pk", flat=True))

@@ -1,0 +1,108 @@
+"""The transcript list's filters as a query string carries them (``?status=…&spec=…&q=…``),
+read into a ``TranscriptFilter``: the dataset page, its bulk actions and its exports read
+them with this one form."""
+
+from django import forms
+
+from editor import formats
+from editor.labels.filters import filter_choices, parse_label_filter, pickable_questions
+from editor.models import Contains, Dataset, Status, TranscriptFilter
+from editor.search import MAX_SEARCH_LENGTH
+
+
+def _spec_options():
+    return [("", "any spec"), *((spec, spec) for spec in formats.spec_ids())]
+
+
+SORT_OPTIONS = [
+    ("-updated", "last changed, newest first"),
+    ("updated", "last changed, oldest first"),
+    ("title", "title, A to Z"),
+    ("-title", "title, Z to A"),
+    ("-messages", "most messages first"),
+    ("messages", "fewest messages first"),
+    ("-errors", "most errors first"),
+    ("errors", "fewest errors first"),
+]
+DEFAULT_SORT = SORT_OPTIONS[0][0]
+
+
+class TranscriptFilterForm(forms.Form):
+    """The dataset page's filters, read from the query string (so a filtered list is a link).
+
+    An invalid value is reported next to its field and ignored; the others still apply.
+    """
+
+    def __init__(self, *args, dataset: Dataset, **kwargs):
+        super().__init__(*args, auto_id="filter_%s", **kwargs)
+        self.label_questions = pickable_questions(dataset)
+        # Without questions to pick from, any label is refused (a bulk action "on everything
+        # matching" must never widen to everything); the page shows the field only with some.
+        self.fields["label"].choices = [
+            ("", "any label"),
+            *filter_choices(self.label_questions),
+        ]
+
+    q = forms.CharField(
+        required=False,
+        max_length=MAX_SEARCH_LENGTH,
+        label="Search messages",
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in messages"}),
+    )
+    status = forms.MultipleChoiceField(
+        choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    spec = forms.ChoiceField(choices=_spec_options, required=False)
+    # Named and valued as the API's parameter: a page's query string works there too.
+    has_errors = forms.ChoiceField(
+        choices=[("", "any"), ("true", "with errors"), ("false", "without errors")],
+        required=False,
+        label="Errors",
+    )
+    code = forms.CharField(
+        required=False,
+        label="Diagnostic code",
+        widget=forms.TextInput(attrs={"placeholder": "E-STREAM-TRUNCATED", "type": "search"}),
+    )
+    has = forms.MultipleChoiceField(
+        choices=Contains.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Contains",
+    )
+    updated_by = forms.CharField(
+        required=False,
+        label="Last changed by",
+        widget=forms.TextInput(attrs={"list": "member-names", "type": "search"}),
+    )
+    updated_since = forms.DateField(
+        required=False,
+        label="Changed since",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
+    label = forms.ChoiceField(required=False, label="Label")
+
+    def clean_label(self):
+        # The field's choices are exactly the tokens the parser accepts: this only types them.
+        token = self.cleaned_data.get("label")
+        return parse_label_filter(self.label_questions, token) if token else None
+
+    def to_filter(self) -> TranscriptFilter:
+        """The valid part of the filters (``is_valid`` must have run); where the words are
+        searched is the list's (``TranscriptList.of``)."""
+        data = self.cleaned_data
+        return TranscriptFilter(
+            text=(data.get("q") or "").strip() or None,
+            statuses=data.get("status") or (),
+            spec=data.get("spec") or None,
+            has_errors={"true": True, "false": False}.get(data.get("has_errors") or ""),
+            code=(data.get("code") or "").strip() or None,
+            contains=data.get("has") or (),
+            updated_by=(data.get("updated_by") or "").strip() or None,
+            updated_since=data.get("updated_since"),
+            label=data.get("label"),
+        )
+
+    def sort_key(self) -> str:
+        return self.cleaned_data.get("sort") or DEFAULT_SORT

@@ -1,0 +1,134 @@
+"""The transcript page: its renderings (tabs), its messages a page at a time, and the
+context every view that shows a transcript builds on (the editor, labels, the queue)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from editor import formats, workflow
+from editor.errors import NotAllowed
+from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
+from editor.presentation.display import source_segments
+from editor.presentation.transcript_view import (
+    end_choices,
+    form_fields,
+    message_labels,
+    ordered_diagnostics,
+    transcript_view,
+)
+from editor.views.shared import int_param, transcript_for
+from editor.visibility import FULL_CONTENT, require_audience
+
+TEMPLATE = "editor/transcript.html"
+AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
+
+
+RECENT_REVISIONS = 10
+
+
+def transcript_context(request, transcript: Transcript, audience: str) -> dict:
+    allowed = transcript.dataset.audiences_for(request.user)
+    return {
+        "transcript": transcript,
+        "audience": audience,
+        "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
+        "can_edit": transcript.dataset.can_edit(request.user),
+        "message_count": transcript.message_count,
+        "transitions": workflow.allowed_transitions(transcript, request.user),
+        "labels_by_message": message_labels(transcript, request.user)
+        if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
+        else {},
+        "spec_ids": formats.spec_ids(),
+        "can_see_all": FULL_CONTENT in allowed,
+        "diagnostics": ordered_diagnostics(transcript.diagnostics)
+        if FULL_CONTENT in allowed
+        else [],
+        # lazy: read only by the responses that show the History panel
+        "revisions": Revision.objects.for_transcript(transcript)[:RECENT_REVISIONS],
+        "page_panels": not _asked_from_a_workspace(request),
+    }
+
+
+# Pages that show a transcript's messages without its status buttons and History panel.
+WORKSPACES = frozenset({"queue"})
+
+
+def _asked_from_a_workspace(request) -> bool:
+    """Whether the page asking (htmx names it in ``HX-Current-URL``) is a workspace: its
+    answers then leave out the transcript page's panels, which would find no place there
+    (htmx reports each as an error)."""
+    path = request.htmx.current_url_abs_path if request.htmx else None
+    if not path:
+        return False
+    try:
+        return resolve(urlsplit(path).path).url_name in WORKSPACES
+    except Resolver404:
+        return False
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def transcript_detail(request, pk):
+    """The page; with HX-Request the messages section (a tab switch) or one more page of
+    messages (``?page=N``, loaded as the list scrolls)."""
+    transcript = transcript_for(request, pk)
+    audience = request.GET.get("audience", END_USER_AUDIENCE)
+    context = transcript_context(request, transcript, audience)
+    status = 200
+    if audience not in ALL_AUDIENCES:
+        context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")
+        status = 400
+    else:
+        try:
+            require_audience(transcript.dataset, request.user, audience)
+        except NotAllowed as refused:
+            context["refusal"] = (refused.code, refused.message)
+            status = refused.status
+    if status == 200:
+        view = transcript_view(transcript, audience)
+        page = int_param(request.GET.get("page"))
+        if request.htmx and page is not None:
+            return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
+        editing_index = int_param(request.GET.get("edit"))
+        upto = int_param(request.GET.get("upto"), editing_index or 0)
+        context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
+        if editing_index is not None and context["can_edit"]:
+            context.update(editing_context(request, transcript, editing_index))
+    template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
+    return render(request, template, context, status=status)
+
+
+def message_list_context(view, through_page: int) -> dict:
+    """The messages section with pages 0..``through_page`` and a loader for the next."""
+    context = {"view": view, "turns": view.pages_through(through_page)}
+    if view.source is not None:
+        context["segments"] = source_segments(view)
+    if through_page + 1 < view.page_count:
+        context["next_page"] = through_page + 1
+    return context
+
+
+def _page_context(context: dict, view, page: int) -> dict:
+    context = {**context, "view": view, "turns": view.page(page)}
+    if page + 1 < view.page_count:
+        context["next_page"] = page + 1
+    return context
+
+
+def editing_context(request, transcript, index) -> dict:
+    """The edit form's context for message ``index``, shown in the page in its card's place."""
+    messages = transcript.stored_messages()
+    if not 0 <= index < len(messages):
+        return {}
+    return {
+        "editing_index": index,
+        "message_index": index,
+        "message": messages[index],
+        "fields": form_fields(transcript.spec, messages[index]),
+        "end_choices": end_choices(transcript.spec),
+    }
