@@ -1,10 +1,10 @@
 """The editor's operations: one set of domain functions behind the HTML editor and the API.
 
 Every write takes the transcript, the version the caller saw, the author and a note; it goes
-through ``editor.storage.save_transcript`` (compare-and-swap on the version, exactly one
+through ``editor.storage.save.save_transcript`` (compare-and-swap on the version, exactly one
 revision, only the edited messages' bytes change in the source text) and returns an
 ``EditResult``: the saved transcript, its new version and its fresh diagnostics. A stale
-version raises ``storage.ConflictError`` (HTTP 409), as every other save does.
+version raises ``editor.errors.ConflictError`` (HTTP 409), as every other save does.
 
 Drafts are validated without saving (``validate_message_draft``, ``validate_source_draft``):
 the live-validation path of the editor, which must answer fast on long transcripts.
@@ -18,6 +18,7 @@ from typing import Any
 
 from editor import formats, workflow
 from editor.errors import FixNotFound, HasErrors, InvalidContent, MessageNotFound
+from editor.formats.convert import convert
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Status, Transcript
 from editor.storage.content import TranscriptContent, apply_edits, messages_from_input
@@ -261,10 +262,8 @@ class Conversion:
 def convert_source(text: str, *, spec: str, to: str) -> Conversion:
     """``text`` (in ``spec``) written in ``to``, with what ``to`` cannot say: nothing saved."""
     for name in (spec, to):
-        if name not in formats.SPEC_IDS:
+        if not formats.is_spec(name):
             raise InvalidContent(f"Unknown spec id {name!r}.", code="unknown-spec")
-    from editor.formats.convert import convert
-
     converted, losses = convert(formats.parse(text, spec).transcript, to)
     return Conversion(converted, to, [loss.to_dict() for loss in losses])
 

@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from editor.db.storable import check_storable_text
 from editor.errors import (
     AlreadyMember,
     InvalidDataset,
@@ -34,7 +35,6 @@ from editor.models import (
     MembershipChange,
     Role,
 )
-from editor.storage.storable import check_storable_text
 
 # No username has one, and PostgreSQL refuses it in a query.
 NUL = "\x00"

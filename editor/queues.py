@@ -27,20 +27,24 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from editor import workflow
+from editor.db.storable import check_storable_text
 from editor.errors import ConflictError, DomainError, InvalidContent, NoSuchAssignment, NotAllowed
-from editor.labels.annotations import submit_answers
+from editor.labels.agreement import for_question_kind
+from editor.labels.annotations import submit_answers, transcript_questions
 from editor.models import (
+    Annotation,
+    AnnotationState,
     AssignmentState,
     Dataset,
     QueueAssignment,
     QueueItem,
     ReviewQueue,
+    Revision,
     Status,
     Transcript,
     TranscriptFilter,
 )
 from editor.storage.save import save_transcript
-from editor.storage.storable import check_storable_text
 
 # A claimer that loses the race for a place tries the next free item; past this many lost
 # races in a row something else is wrong.
@@ -384,9 +388,6 @@ def progress(queue: ReviewQueue) -> dict:
 def label_figures(queue: ReviewQueue) -> list[dict]:
     """Per question about whole transcripts: how the submitted answers on the queue's items
     are distributed, and how far the annotators agree (``editor.labels.agreement``)."""
-    from editor.labels.agreement import for_question_kind
-    from editor.labels.annotations import transcript_questions
-    from editor.models import Annotation, AnnotationState
 
     transcripts = queue.items.values("transcript_id")
     figures = []
@@ -459,7 +460,6 @@ def _per_hour(done: int, first, last) -> float | None:
 def assignment_revisions(assignment: QueueAssignment):
     """The revisions the annotator made to the item's transcript while working on it (from
     the claim to the submission): the fixes a reviewer reviews."""
-    from editor.models import Revision
 
     until = assignment.submitted_at or timezone.now()
     return Revision.objects.filter(

@@ -19,9 +19,8 @@ ROWS_PER_INSERT = 500
 
 def insert_objects(objects: list[models.Model]) -> None:
     """INSERT new model instances (of one model) as ``bulk_create`` does, their pks set, but
-    as ``insert_rows`` writes rows (``bulk_create`` compiled every value through the ORM:
-    2 s of a 10,000-transcript import on SQLite, and it quoted every value into the SQL text
-    on PostgreSQL). Each field's ``pre_save`` value is stored, except that auto_now dates are
+    as ``insert_rows`` writes rows (``bulk_create`` compiles every value through the ORM, and
+    quotes every value into the SQL text on PostgreSQL). Each field's ``pre_save`` value is stored, except that auto_now dates are
     one "now" for the whole lot (rows written together; prepared once, not once a row)."""
     if not objects:
         return
@@ -53,8 +52,8 @@ def insert_rows(
     """INSERT ``rows`` (values in the order of the fields ``names``); with ``with_pks``,
     the primary keys the rows were given, in order (as ``bulk_create`` reads them back).
 
-    ``bulk_create`` compiles every value of every row through the ORM: that was 70 % of an
-    import (measured). Here text, numbers, booleans and foreign keys (the pk) go to the
+    ``bulk_create`` compiles every value of every row through the ORM, most of an import's
+    time (docs/performance.md). Here text, numbers, booleans and foreign keys (the pk) go to the
     driver as they are, which is what their fields' preparation gives for those values; the
     other fields (JSON, dates, the compressed source text) are prepared by the field itself
     for this connection, as the ORM would: a JSON string on SQLite, a Jsonb adapter on
@@ -82,9 +81,8 @@ def insert_rows(
 def _copy_rows(connection, model, fields, rows: Iterable[tuple], with_pks: bool) -> list:
     """PostgreSQL: the rows streamed through one ``COPY … FROM STDIN``, its fastest way in.
 
-    ``executemany`` cost twice as long: Django's cursor binds values on the client, quoting
-    each into the SQL text the server then parses, row by row (17 s of a 30 s import of
-    10,000 transcripts, measured). COPY returns nothing, so the primary keys are taken
+    ``executemany`` is much slower: Django's cursor binds values on the client, quoting each
+    into the SQL text the server then parses, row by row. COPY returns nothing, so the primary keys are taken
     from the table's sequence first. The COPY goes past Django's cursor: its errors are made
     Django's (an IntegrityError the importer catches), and it is recorded with the other
     queries while they are (``DEBUG``, a test counting them)."""
@@ -123,8 +121,7 @@ def _reserve_pks(connection, model: type[models.Model], count: int) -> list[int]
 
 def _insert_statements(connection, model, fields, rows: Iterable[tuple], with_pks: bool) -> list:
     """SQLite: ``ROWS_PER_INSERT`` rows a statement (one ``executemany`` of one-row
-    statements was slower still, measured once messages stopped having an insert trigger;
-    with the trigger, one row a statement spent 6.4 s indexing 100,000 messages)."""
+    statements is slower; docs/performance.md)."""
     quote = connection.ops.quote_name
     head = "INSERT INTO {} ({}) VALUES ".format(
         quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)
@@ -151,8 +148,8 @@ def _insert_statements(connection, model, fields, rows: Iterable[tuple], with_pk
 
 def _statement_runner(connection, cursor, full_sql: str):
     """SQLite: run statements written with ``%s`` as Django's cursor would, but with the
-    full batch's SQL turned into ``?`` placeholders once, not once a statement (Django's
-    rewriting of a 500-row statement's SQL was 0.3 s of a 10,000-transcript import). While
+    full batch's SQL turned into ``?`` placeholders once, not once a statement (Django
+    rewrites a statement's SQL each time it runs, a visible part of an import). While
     queries are being recorded (``DEBUG``, a test counting them) Django's cursor runs them,
     so that they are recorded as any other."""
     if connection.queries_logged:

@@ -18,7 +18,7 @@ from editor.formats.diagnostics import CODES
 class CompactJSONEncoder(json.JSONEncoder):
     def __init__(self, **options):
         # ``json.dumps(value, cls=…)`` passes its defaults (", " and ": ", ASCII only); these
-        # win. What may be stored holds no lone surrogate (``editor.storage.storable``), so every
+        # win. What may be stored holds no lone surrogate (``editor.db.storable``), so every
         # string encodes to UTF-8.
         super().__init__(**{**options, "separators": (",", ":"), "ensure_ascii": False})
 

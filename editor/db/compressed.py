@@ -1,8 +1,7 @@
 """Columns stored compressed: ``CompressedTextField`` (a transcript's source text) and
 ``CompressedJSONField`` (a revision's snapshot).
 
-A transcript's source text is most of a database's size (14.6 of 47.9 MB for 10,000
-imported transcripts, docs/performance.md), and no query looks into it: it is read and
+A transcript's source text is most of a database's size (docs/performance.md), and no query looks into it: it is read and
 written whole. Stored as a Zstandard frame it takes a fraction of that, and a transcript's
 text compresses or decompresses in microseconds (a context kept per thread).
 

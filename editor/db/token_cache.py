@@ -5,15 +5,13 @@ Only with a shared cache (Redis: ``REDIS_URL``): a process-local one could not b
 every worker, that a token was revoked. An entry lives ``TOKEN_CACHE_SECONDS`` at most (so
 ``last_used_at`` still moves, at its own resolution) and goes at once when its token is
 saved (revoked) or deleted, or when its user is saved (deactivated, made superuser…) or
-deleted.
+deleted (the signals are connected by ``editor.models.tokens.connect``).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models.signals import post_delete, post_save
 
 TOKEN_CACHE_SECONDS = 60
 
@@ -38,24 +36,3 @@ def remember(key_hash: str, user) -> None:
 def forget(key_hashes) -> None:
     if enabled():
         cache.delete_many([_key(key_hash) for key_hash in key_hashes])
-
-
-def _token_changed(sender, instance, **kwargs) -> None:
-    forget([instance.key_hash])
-
-
-def _user_changed(sender, instance, update_fields=None, **kwargs) -> None:
-    if update_fields is not None and set(update_fields) <= {"last_login"}:
-        return  # a login changes nothing a token's caller is judged by
-    from editor.models import ApiToken
-
-    forget(ApiToken.objects.filter(user=instance).values_list("key_hash", flat=True))
-
-
-def connect() -> None:
-    from editor.models import ApiToken
-
-    post_save.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-saved")
-    post_delete.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-gone")
-    user_model = get_user_model()
-    post_save.connect(_user_changed, sender=user_model, dispatch_uid="token-cache-user-saved")

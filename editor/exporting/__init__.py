@@ -29,12 +29,14 @@ from enum import StrEnum
 
 from editor import formats
 from editor.errors import InvalidContent
+from editor.formats.convert import map_transcript_traced
 from editor.formats.model import SEMANTIC_FIELDS
+from editor.formats.render import END_USER, render
 from editor.labels.export import placed_annotations
 from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
 
 CHUNK_SIZE = 500
-MESSAGES_SPEC = "openai-messages"  # the chat-dataset shape of TRL and Hugging Face
+MESSAGES_SPEC = formats.CHAT_DATASET_SPEC  # the chat-dataset shape of TRL and Hugging Face
 ID_ATTR = "id"
 PREVIEW_LIMIT = 2000  # transcripts whose losses a page computes while the user waits (~1 s)
 MAX_KEPT_LOSSES = 1000  # a dataset export counts every loss but keeps only this many
@@ -74,9 +76,9 @@ def _export(
     audience: str | None,
 ) -> ExportedTranscript:
     target = spec or transcript.spec
-    if target not in formats.SPEC_IDS:
+    if not formats.is_spec(target):
         raise InvalidContent(
-            f"Unknown spec id {target!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            f"Unknown spec id {target!r}; expected one of: {', '.join(formats.spec_ids())}.",
             code="unknown-spec",
         )
     if audience is None and target == transcript.spec:
@@ -90,8 +92,6 @@ def _export(
     shown = range(len(canonical.messages))
     if audience is not None:
         canonical, shown = _for_audience(canonical, audience)
-    from editor.formats.convert import map_transcript_traced
-
     mapped, losses, origins = map_transcript_traced(canonical, target)
     text = formats.serialize(mapped, target)
     origins = [tuple(shown[index] for index in origin) for origin in origins]
@@ -129,8 +129,6 @@ def _for_audience(
     tool traffic and hidden parts of texts, and the header and document attributes too
     (model settings and tool lists are not shown to end users either).
     """
-    from editor.formats.render import END_USER, render
-
     if audience != END_USER:
         raise InvalidContent(
             f"Exports apply only the {END_USER} audience (got {audience!r}).",
@@ -239,7 +237,8 @@ class DatasetExport:
             "status": transcript.status,
             "metadata": transcript.metadata,
         }
-        document = _json_document(exported) if exported.spec not in formats.TEXT_SPECS else None
+        text_spec = formats.spec_info(exported.spec).text
+        document = None if text_spec else _json_document(exported)
         if document is None:
             line["text"] = exported.text
         else:
@@ -319,8 +318,6 @@ def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict
     shown = range(len(canonical.messages))
     if audience is not None:
         canonical, shown = _for_audience(canonical, audience)
-    from editor.formats.convert import map_transcript_traced
-
     mapped, losses, origins = map_transcript_traced(canonical, MESSAGES_SPEC)
     text = formats.serialize(mapped, MESSAGES_SPEC)
     origins = [tuple(shown[index] for index in origin) for origin in origins]
@@ -360,9 +357,9 @@ def export_dataset(
     transcript's annotations to its line, placed in the exported messages
     (``editor.labels.export``); a label that cannot follow is a loss.
     """
-    if spec is not None and spec not in formats.SPEC_IDS:
+    if spec is not None and not formats.is_spec(spec):
         raise InvalidContent(
-            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.spec_ids())}.",
             code="unknown-spec",
         )
     try:

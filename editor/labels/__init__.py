@@ -16,6 +16,7 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from editor import formats
+from editor.db.storable import check_storable_text
 from editor.errors import (
     InvalidAnswer,
     InvalidContent,
@@ -25,7 +26,6 @@ from editor.errors import (
     NotAllowed,
 )
 from editor.models import Dataset, LabelSchema, LabelSchemaVersion
-from editor.storage.storable import check_storable_text
 
 KINDS = ("choice", "multi_choice", "rating", "text", "span")
 TARGETS = ("transcript", "message")

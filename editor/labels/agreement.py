@@ -83,6 +83,8 @@ def krippendorff_alpha(
     answers: Mapping[Hashable, Mapping[Hashable, Any]], *, level: str = NOMINAL
 ) -> float | None:
     """Krippendorff's alpha over ``{item: {annotator: value}}`` (missing answers allowed)."""
+    # Deliberately lazy: numpy and krippendorff cost a tenth of a second to import, and only
+    # the queue dashboard computes alpha.
     import krippendorff
     import numpy as np
 

@@ -2,7 +2,7 @@
 
 Every write checks the value against its question (``labels.Question.check_value``) and its
 target against the transcript as stored now: a message the question applies to, a span
-inside that message's logical text (``formats.codecs.bodytext.logical_text``). Writes lock
+inside that message's logical text (``formats.logical_text``). Writes lock
 the transcript row first, so an edit saved at the same moment cannot move the messages
 between the check and the write.
 
@@ -32,7 +32,6 @@ from editor.errors import (
     NotAllowed,
     TranscriptDeleted,
 )
-from editor.formats.codecs.bodytext import logical_text
 from editor.labels import InvalidAnswer, Question, definition_of
 from editor.models import (
     AnchorState,
@@ -226,7 +225,7 @@ def _check_target(
         if start is not None or end is not None:
             raise question.refuse("only a span answer has offsets")
         return {}
-    text = logical_text(transcript.spec, message.content)
+    text = formats.logical_text(transcript.spec, message.content)
     if start is None or end is None or not 0 <= start < end <= len(text):
         raise InvalidAnswer(
             f"Question {key!r}: a span needs start < end within the message's "
@@ -298,7 +297,7 @@ def _reanchor(
         return
     if annotation.start is None:
         return
-    text = logical_text(spec, message.content)
+    text = formats.logical_text(spec, message.content)
     first = text.find(annotation.text)
     if first < 0 or text.find(annotation.text, first + 1) >= 0:
         annotation.anchor_state = AnchorState.FLAGGED

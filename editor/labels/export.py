@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from editor import formats
-from editor.formats.codecs.bodytext import logical_text
+from editor.formats import as_written
 from editor.models import AnchorState, Annotation
-from editor.presentation import spec_words
 
 ANNOTATION_FIELD = "annotation"
 
@@ -31,7 +30,7 @@ def placed_annotations(
     exported = formats.parse(text, spec).transcript
     if origins is None:
         origins = [(index,) for index in range(len(exported.messages))]
-    files = spec_words.file_messages(exported)
+    files = as_written.file_messages(exported)
     place = {
         part: (number, k, len(group))
         for number, group in enumerate(files)
@@ -80,7 +79,7 @@ def _place(row, annotation, exported, origins, place, spec) -> str | None:
         row["part"] = part
     if annotation.start is None:
         return None
-    body = logical_text(spec, exported.messages[target].content)
+    body = formats.logical_text(spec, exported.messages[target].content)
     covered = annotation.text
     if body[annotation.start : annotation.end] == covered:
         start = annotation.start

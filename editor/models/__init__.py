@@ -29,6 +29,10 @@ from editor.models.labels import (
     LabelSchemaQuerySet,
     LabelSchemaVersion,
 )
+from editor.models.messages import (
+    Message,
+    MessageQuerySet,
+)
 from editor.models.queues import (
     AssignmentState,
     QueueAssignment,
@@ -65,8 +69,6 @@ from editor.models.transcripts import (
     AllTranscriptsManager,
     Contains,
     LiveTranscriptManager,
-    Message,
-    MessageQuerySet,
     Transcript,
     TranscriptFilter,
     TranscriptQuerySet,

@@ -16,6 +16,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from editor import formats
 from editor.models.fields import SPEC_CHOICES
 from editor.models.states import Status
 
@@ -101,7 +102,9 @@ class Dataset(models.Model):
     name = models.CharField(max_length=200)
     slug = models.CharField(max_length=100, unique=True, validators=[validate_dataset_slug])
     description = models.TextField(blank=True)
-    default_spec = models.CharField(max_length=32, choices=SPEC_CHOICES, default="openchatml-2.2")
+    default_spec = models.CharField(
+        max_length=32, choices=SPEC_CHOICES, default=formats.DEFAULT_SPEC
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="datasets"
     )
@@ -153,11 +156,10 @@ class Dataset(models.Model):
         """For a queryset annotated by ``with_roles``: ``audiences_for`` that user, no query."""
         return audiences_of(getattr(self, "user_role", None))
 
-    @property
-    def user_sees_hidden(self) -> bool:
-        """For a queryset annotated by ``with_roles``: may that user see what the end user
-        does not (hidden channels, system prompts, tool traffic)?"""
-        return any(audience != END_USER_AUDIENCE for audience in self.user_audiences)
+    def sees_hidden(self, user) -> bool:
+        """May ``user`` see what the end user does not (hidden channels, system prompts, tool
+        traffic)? Their searches look there too."""
+        return any(audience != END_USER_AUDIENCE for audience in self.audiences_for(user))
 
     @property
     def status_counts(self) -> list[tuple[Status, int]]:

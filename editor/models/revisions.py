@@ -35,19 +35,19 @@ class RevisionQuerySet(models.QuerySet):
 
 class HistoryBroken(Exception):
     """A transcript moved on from its newest revision without that revision's copy of the
-    state being stored first: a write that bypassed ``storage._write``. Never expected."""
+    state being stored first: a write that bypassed ``editor.storage.save``. Never expected."""
 
 
 class Revision(models.Model):
     """One saved state of a transcript: enough to show it, diff it and restore it.
 
     ``snapshot`` = {"transcript": canonical dict, "source_text", "title", "metadata"}, or
-    the compact form (``storage.compact``), or ``CURRENT`` for the newest revision.
+    the compact form (``compact``, below), or ``CURRENT`` for the newest revision.
     """
 
     # What the newest revision of a transcript holds instead of a copy of its state: that
     # state is the transcript's own row and messages until the next write, which stores the
-    # copy here first (``storage._write``). An imported dataset keeps its content once, not
+    # copy here first (``editor.storage.save``). An imported dataset keeps its content once, not
     # once more in every first revision.
     CURRENT = {"current": True}
 
@@ -87,7 +87,7 @@ class Revision(models.Model):
         """``{title, metadata, source_text, transcript}``: the state this revision saved.
 
         A revision whose source text parsed to exactly its transcript stores the text and
-        its spec only (``storage.compact``); the transcript is that text parsed again. The
+        its spec only (``compact``, below); the transcript is that text parsed again. The
         newest revision (``CURRENT``) is the transcript as it is now.
         """
         stored = self._current_state() if self.snapshot.get("current") else self.snapshot
@@ -99,8 +99,6 @@ class Revision(models.Model):
         return {**stored, "transcript": parsed.to_dict()}
 
     def _current_state(self) -> dict:
-        from editor.storage.snapshots import stored_snapshot
-
         transcript = Transcript.all_objects.get(pk=self.transcript_id)
         if transcript.version == self.number:
             return stored_snapshot(transcript)
@@ -114,3 +112,32 @@ class Revision(models.Model):
 
     def canonical(self) -> formats.Transcript:
         return formats.Transcript.from_dict(self.full_snapshot["transcript"])
+
+
+# The state a revision records of a transcript (its title, metadata, source text and
+# canonical form), stored compactly when the text parses back to that form.
+
+
+def snapshot(transcript: Transcript) -> dict:
+    """Everything needed to show, diff and restore ``transcript`` as it is now."""
+    return {
+        "title": transcript.title,
+        "metadata": transcript.metadata,
+        "source_text": transcript.source_text,
+        "transcript": transcript.canonical().to_dict(),
+    }
+
+
+def stored_snapshot(transcript: Transcript) -> dict:
+    """``snapshot`` as a revision stores it: see ``Revision.full_snapshot``."""
+    if transcript.source_is_exact:
+        return compact(
+            transcript.title, transcript.metadata, transcript.source_text, transcript.spec
+        )
+    return snapshot(transcript)
+
+
+def compact(title: str, metadata: dict, source_text: str, spec: str) -> dict:
+    # The source text parses to exactly the canonical transcript: storing that too would
+    # keep every message twice in every revision (most of a database's size).
+    return {"title": title, "metadata": metadata, "source_text": source_text, "spec": spec}

@@ -19,7 +19,7 @@ class TaskStatus(models.TextChoices):
 class TrackedTask(models.Model):
     """What the app knows of one background task, readable from every web worker.
 
-    The task itself runs on django-tasks (``editor.tasks``); this row holds its progress,
+    The task itself runs on django-tasks (``tasks.py`` beside the code it runs); this row holds its progress,
     which a heartbeat thread of the worker running it writes every few seconds, and its
     outcome. ``editor.background`` recovers the rows whose worker died (queued again, then
     failed).

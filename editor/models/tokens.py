@@ -7,10 +7,12 @@ import hmac
 import secrets
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import models
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 
-from editor import token_cache
+from editor.db import token_cache
 
 
 class ApiTokenQuerySet(models.QuerySet):
@@ -99,3 +101,21 @@ class ApiToken(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+def _token_changed(sender, instance, **kwargs) -> None:
+    token_cache.forget([instance.key_hash])
+
+
+def _user_changed(sender, instance, update_fields=None, **kwargs) -> None:
+    if update_fields is not None and set(update_fields) <= {"last_login"}:
+        return  # a login changes nothing a token's caller is judged by
+    token_cache.forget(ApiToken.objects.filter(user=instance).values_list("key_hash", flat=True))
+
+
+def connect() -> None:
+    """Drop a cached token owner when the token or its user changes."""
+    post_save.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-saved")
+    post_delete.connect(_token_changed, sender=ApiToken, dispatch_uid="token-cache-token-gone")
+    user_model = get_user_model()
+    post_save.connect(_user_changed, sender=user_model, dispatch_uid="token-cache-user-saved")

@@ -9,40 +9,36 @@ revision per change); nothing here writes a transcript on its own.
 from __future__ import annotations
 
 import functools
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connections, models, transaction
 from django.db.models import (
-    BooleanField,
     Exists,
     OuterRef,
     Prefetch,
     Q,
 )
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from editor import formats, search
+from editor import formats
+from editor.db import json_lookups  # noqa: F401 (registers the lookups the list filters use)
 from editor.db.compact_json import CompactJSONEncoder, DiagnosticsField
 from editor.db.compressed import CompressedTextField
 from editor.db.indexes import _where_set
-from editor.db.message_text import content_at
-from editor.formats.render.visibility import visibility as end_user_visibility
+from editor.db.rows import ModelColumns, model_columns
 from editor.formats.validate.context import is_call
 from editor.models.datasets import Dataset, Membership
-from editor.models.fields import SHORT_FIELD_LENGTH, SPEC_CHOICES
+from editor.models.fields import SPEC_CHOICES
+from editor.models.messages import Message
 from editor.models.states import AnnotationState, Status
-
-_EMPTY_TRANSCRIPTS = {spec: formats.Transcript(spec=spec) for spec in formats.SPEC_IDS}
 
 
 class Contains(models.TextChoices):
@@ -209,25 +205,13 @@ class TranscriptQuerySet(models.QuerySet):
         """The same transcripts as ``containing``, found by looking into each transcript's
         own messages: cheap for the first page of a sorted list when most transcripts
         match (the walk stops at the page's end), ruinous when few do (every transcript is
-        looked into). ``editor.search.search_page`` chooses between the two."""
+        looked into). ``editor.listing.search.search_page`` chooses between the two."""
         messages = Message.objects.using(self.db).filter(transcript=OuterRef("pk"))
         return self.filter(Exists(messages.probed_for(text, search_hidden)))
 
     def with_diagnostic(self, code: str) -> TranscriptQuerySet:
         """Transcripts with a diagnostic of ``code`` in their stored ``diagnostics`` list."""
-        if connections[self.db].vendor == "postgresql":
-            # JSONB containment (@>): is {"code": code} an element of the list?
-            return self.filter(diagnostics__contains=[{"code": code}])
-        # SQLite has no JSON containment: a JSON1 query over the list's elements instead.
-        table = connections[self.db].ops.quote_name(self.model._meta.db_table)
-        return self.filter(
-            RawSQL(
-                f"EXISTS (SELECT 1 FROM json_each({table}.diagnostics) "
-                "WHERE json_extract(json_each.value, '$.code') = %s)",
-                (code,),
-                output_field=BooleanField(),
-            )
-        )
+        return self.filter(diagnostics__has_item_with=("code", code))
 
     def sorted_by(self, sort: str) -> TranscriptQuerySet:
         """Order by a ``TRANSCRIPT_SORTS`` key, "-" first for descending, pk breaking ties."""
@@ -290,57 +274,37 @@ class AllTranscriptsManager(models.Manager.from_queryset(TranscriptQuerySet)):
         if not user.is_authenticated or not 0 < pk < 2**63:
             return None
         member = not user.is_superuser
-        reader, connection = _visible_one_reader(self.db, member), connections[self.db]
+        statement, connection = _visible_one_statement(self.db, member), connections[self.db]
         with connection.cursor() as cursor:
-            cursor.execute(reader.sql, [user.pk, pk] if member else [pk])
+            cursor.execute(statement.sql, [user.pk, pk] if member else [pk])
             row = cursor.fetchone()
         if row is None:
             return None
-        values = reader.convert(row, connection)
-        transcript = Transcript.from_db(self.db, reader.fields, values)
-        dataset_values = [transcript.dataset_id, *row[reader.dataset_at : reader.role_at]]
-        transcript.dataset = Dataset.from_db(self.db, reader.dataset_fields, dataset_values)
-        transcript.caller_role = row[reader.role_at]
+        columns = statement.transcript
+        transcript = Transcript.from_db(self.db, columns.fields, columns.values(row, connection))
+        dataset_values = [transcript.dataset_id, *row[statement.dataset_at : statement.role_at]]
+        transcript.dataset = Dataset.from_db(self.db, statement.dataset_fields, dataset_values)
+        transcript.caller_role = row[statement.role_at]
         return transcript
 
 
-@dataclass(frozen=True)
-class _RowReader:
-    """A hand-written statement for one model's row plus more columns, and how to turn the
-    model's columns into field values as the ORM would (the backend's converters, then the
-    field's own ``from_db_value``). Made once per database alias: every connection to it
-    (one a thread) has the same backend, so the same converters."""
+class _VisibleOne(NamedTuple):
+    """The statement of ``AllTranscriptsManager.visible_one`` and where its parts are."""
 
     sql: str
-    fields: tuple[str, ...]  # attnames of the model's columns, first in the row
-    converters: tuple[tuple[int, tuple, Any], ...]  # (column, converters, its expression)
+    transcript: ModelColumns
     dataset_fields: tuple[str, ...]
     dataset_at: int
     role_at: int
 
-    def convert(self, row: tuple, connection) -> list:
-        values = list(row[: len(self.fields)])
-        for at, converters, expression in self.converters:
-            for converter in converters:
-                values[at] = converter(values[at], expression, connection)
-        return values
-
 
 @functools.cache
-def _visible_one_reader(alias: str, member: bool) -> _RowReader:
+def _visible_one_statement(alias: str, member: bool) -> _VisibleOne:
     """The statement of ``AllTranscriptsManager.visible_one`` on database ``alias``."""
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-    table, fields = Transcript._meta.db_table, Transcript._meta.concrete_fields
-    converters = []
-    for at, field in enumerate(fields):
-        column = field.get_col(table)
-        found = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-        if found:
-            converters.append((at, tuple(found), column))
-    selected = [f"t.{quote(field.column)}" for field in fields]
+    quote = connections[alias].ops.quote_name
+    transcript = model_columns(Transcript, alias, "t")
     dataset_columns = AllTranscriptsManager.DATASET_COLUMNS
-    selected += [f"d.{quote(column)}" for column in dataset_columns]
+    selected = [*transcript.select, *(f"d.{quote(column)}" for column in dataset_columns)]
     joins = f"JOIN {quote(Dataset._meta.db_table)} d ON d.id = t.{quote('dataset_id')}"
     if member:
         selected.append(f"m.{quote('role')}")
@@ -350,13 +314,13 @@ def _visible_one_reader(alias: str, member: bool) -> _RowReader:
         )
     else:
         selected.append("NULL")
-    return _RowReader(
-        sql=f"SELECT {', '.join(selected)} FROM {quote(table)} t {joins} WHERE t.id = %s",
-        fields=tuple(field.attname for field in fields),
-        converters=tuple(converters),
+    table = quote(Transcript._meta.db_table)
+    return _VisibleOne(
+        sql=f"SELECT {', '.join(selected)} FROM {table} t {joins} WHERE t.id = %s",
+        transcript=transcript,
         dataset_fields=("id", *dataset_columns),
-        dataset_at=len(fields),
-        role_at=len(fields) + len(dataset_columns),
+        dataset_at=len(transcript.fields),
+        role_at=len(transcript.fields) + len(dataset_columns),
     )
 
 
@@ -459,7 +423,7 @@ class Transcript(models.Model):
             # The dataset page's default order (newest change first).
             models.Index(fields=["dataset", "updated_at"], name="transcript_updated_idx"),
             # Every sort of the list has an index to walk: a search's page is found by looking
-            # into the transcripts in that order (editor.search.search_page).
+            # into the transcripts in that order (editor.listing.search.search_page).
             models.Index(fields=["dataset", "title"], name="transcript_title_idx"),
             models.Index(fields=["dataset", "message_count"], name="transcript_messages_idx"),
             *_where_set("transcript", "created_by", "updated_by", "deleted_by"),
@@ -492,7 +456,7 @@ class Transcript(models.Model):
         """The canonical messages as JSON objects (``Message.to_dict``), from the shared cache
         when a worker has read them at this version already.
 
-        A transcript's messages change only with its version (``storage._claim``), so the
+        A transcript's messages change only with its version (``editor.storage.save``), so the
         version names them: nothing is invalidated, and a read of a cached transcript costs
         no message query and no conversion. Very long transcripts are not cached (one entry
         would crowd out thousands of others). Stored once committed, never from inside a
@@ -516,7 +480,7 @@ class Transcript(models.Model):
 
         For a save from ``version``: the version names the messages (``message_dicts``), so
         a cached copy is exactly what the rows hold while the transcript is at ``version``,
-        and a save's compare-and-swap (``storage._claim``) refuses it at any other."""
+        and a save's compare-and-swap (``editor.storage.save``) refuses it at any other."""
         if self.message_count <= CACHED_MESSAGES_MAX:
             found = cache.get(self._messages_key(version))
             if found is not None:
@@ -545,13 +509,13 @@ class Transcript(models.Model):
 
         No Message instances, and ``attrs`` read as text and decoded only when it holds
         something: on long transcripts, building model objects and running the JSON field's
-        converter on thousands of empty objects cost more than the query (measured).
+        converter on thousands of empty objects costs more than the query.
         """
         rows = (
             Message.objects.filter(transcript=self)
             .order_by("index")
             .annotate(attrs_text=Cast("attrs", models.TextField()))
-            .values_list(*Message.STORED_FIELDS[:-1], "attrs_text")
+            .values_list(*Message.STORED_COLUMNS, "attrs_text")
         )
         return [Message.canonical_of(values, self, attrs_as_text=True) for values in rows]
 
@@ -561,136 +525,3 @@ CACHED_MESSAGES_MAX = 2_000
 
 
 CACHED_MESSAGES_SECONDS = 24 * 3600
-
-
-class MessageQuerySet(models.QuerySet):
-    """Search goes through ``editor.search``: the backend of the database these rows are in."""
-
-    def containing(self, query: str, search_hidden: bool) -> MessageQuerySet:
-        """Messages whose text has every word of ``query`` (case-insensitive). Without
-        ``search_hidden``, only what the end user sees of each message is searched
-        (``end_user_text``)."""
-        return search.backend(self.db).containing(self, query, search_hidden)
-
-    def probed_for(self, query: str, search_hidden: bool) -> MessageQuerySet:
-        """The same messages as ``containing``, each one looked up in the search index: for
-        a few messages (a transcript's, a page's)."""
-        return search.backend(self.db).probed_for(self, query, search_hidden)
-
-    def transcript_ids(self):
-        """The transcripts of these messages, for ``pk__in``, found from the whole set of
-        them first."""
-        return search.backend(self.db).transcript_ids(self)
-
-
-class Message(models.Model):
-    """One message of a transcript: every field of the canonical ``formats.Message``.
-
-    Optional fields are NULL when absent: the canonical model tells ``None`` from ``""``
-    (an empty channel is not a missing one) and storage must not merge them.
-    """
-
-    # No index of its own: message_unique_index (transcript, index) starts with it.
-    transcript = models.ForeignKey(
-        Transcript, on_delete=models.CASCADE, related_name="messages", db_index=False
-    )
-    index = models.PositiveIntegerField()
-    role = models.CharField(max_length=SHORT_FIELD_LENGTH)
-    # The content, or "" where the row says where it is in the transcript's source text
-    # instead (``content_start`` … ``content_end``: ``editor.db.message_text``; on SQLite only,
-    # PostgreSQL's search indexes read this column). Read ``content``: the text either way.
-    stored_content = models.TextField(blank=True, db_column="content")
-    content_start = models.PositiveIntegerField(null=True, blank=True)
-    content_end = models.PositiveIntegerField(null=True, blank=True)
-    content_escaped = models.BooleanField(null=True, blank=True)
-    channel = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    recipient = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    name = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    call_id = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    intent = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    content_type = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    constrain = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
-    end = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
-    attrs = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
-    # What the end user sees of ``content`` (editor.formats.render's end-user rendering),
-    # kept by editor.storage for the text search of viewers: NULL when it is the whole
-    # content (most messages: no second copy), "" when the message is hidden from end users.
-    end_user_text = models.TextField(null=True, blank=True)  # noqa: DJ001
-
-    CANONICAL_FIELDS = formats.model.SEMANTIC_FIELDS
-    # The columns ``canonical_of`` reads a message from: the canonical fields, the content
-    # as stored (the text or where it is), attrs last.
-    STORED_FIELDS = (
-        "role",
-        "stored_content",
-        "content_start",
-        "content_end",
-        "content_escaped",
-        *CANONICAL_FIELDS[2:],
-    )
-
-    objects = MessageQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["index"]
-        constraints = [
-            models.UniqueConstraint(fields=["transcript", "index"], name="message_unique_index")
-        ]
-
-    def __str__(self) -> str:
-        return f"#{self.index} {self.role}"
-
-    @property
-    def content(self) -> str:
-        if self.content_start is None:
-            return self.stored_content
-        return content_at(
-            self.transcript.source_text, self.content_start, self.content_end, self.content_escaped
-        )
-
-    @content.setter
-    def content(self, value: str) -> None:
-        self.stored_content = value
-        self.content_start = self.content_end = self.content_escaped = None
-
-    @classmethod
-    def from_canonical(cls, message: formats.Message, *, index: int, **kwargs) -> Message:
-        values = {name: getattr(message, name) for name in cls.CANONICAL_FIELDS}
-        values["content"] = values["content"] or ""
-        values["attrs"] = dict(values["attrs"] or {})
-        return cls(index=index, **values, **kwargs)
-
-    @staticmethod
-    def end_user_text_of(spec: str, message: formats.Message) -> str | None:
-        """The ``end_user_text`` column of ``message`` in a transcript of ``spec``."""
-        # visibility() reads only the transcript's spec: one empty transcript per spec, shared,
-        # rather than one made per message (a tenth of an import's message rows).
-        of_spec = _EMPTY_TRANSCRIPTS.get(spec) or formats.Transcript(spec=spec)
-        seen = end_user_visibility(of_spec, message)
-        if not seen.visible:
-            return ""
-        return None if seen.end_user_text == (message.content or "") else seen.end_user_text
-
-    @staticmethod
-    def canonical_of(
-        values: Sequence, transcript: Transcript, *, attrs_as_text: bool = False
-    ) -> formats.Message:
-        """The canonical message of a row read as ``STORED_FIELDS`` (``attrs_as_text``: attrs
-        as the column's JSON text, decoded only when it holds something, which is cheaper
-        than the JSON field's converter on thousands of empty objects)."""
-        role, stored, start, end, escaped, *others, attrs = values
-        content = (
-            stored if start is None else content_at(transcript.source_text, start, end, escaped)
-        )
-        if attrs_as_text:
-            attrs = json.loads(attrs) if attrs and attrs != "{}" else {}
-        return formats.Message(
-            role, content, **dict(zip(_MESSAGE_SCALARS, others, strict=True)), attrs=attrs
-        )
-
-    def to_canonical(self) -> formats.Message:
-        return formats.Message(**{name: getattr(self, name) for name in self.CANONICAL_FIELDS})
-
-
-# The canonical fields between content and attrs (``Message.canonical_of``).
-_MESSAGE_SCALARS = Message.CANONICAL_FIELDS[2:-1]

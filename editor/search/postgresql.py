@@ -14,7 +14,15 @@ from editor.search.words import search_words
 SEARCH_CONFIG = "simple"
 
 
+def _not_kept_here(*args) -> None:
+    """The database keeps its indexes itself."""
+
+
 class PostgresSearch:
+    writes_own_index = False
+    counts_probes_cheaply = True
+    add = remove = add_stored = remove_stored = staticmethod(_not_kept_here)
+
     def containing(self, messages: QuerySet, query: str, search_hidden: bool) -> QuerySet:
         if not search_words(query):
             return messages.none()
@@ -54,6 +62,12 @@ class PostgresSearch:
             return transcripts
         sql, params = transcripts.query.get_compiler(messages.db).as_sql()
         return RawSQL(f"SELECT transcript_id FROM ({sql}) AS matches OFFSET 0", params)
+
+    def first_matches(
+        self, messages: QuerySet, query: str, search_hidden: bool, limit: int
+    ) -> list[tuple[int, int]]:
+        matches = self.containing(messages, query, search_hidden).order_by()
+        return list(matches.values_list("transcript_id", "pk")[:limit])
 
 
 BACKEND = PostgresSearch()

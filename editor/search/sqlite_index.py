@@ -29,11 +29,6 @@ def texts(content: str, end_user_text: str | None) -> tuple[str, str]:
     return end_user_text, content
 
 
-def searched_text(content: str, end_user_text: str | None, search_hidden: bool) -> str:
-    """What a search looks into in a message (``MessageQuerySet.containing``)."""
-    return content if search_hidden or end_user_text is None else end_user_text
-
-
 def add(connection, messages: Iterable[tuple[int, str, str | None]]) -> None:
     """Index ``(message id, content, end_user_text)`` rows."""
     _write(connection, f"INSERT INTO {TABLE}(rowid, end_user_text, hidden_text)", messages)
@@ -90,8 +85,8 @@ def _write_stored(connection, head: str, transcript_id: int, contents: dict[int,
 def _write(connection, head: str, messages, command: str | None = None) -> None:
     """One statement for all of ``messages``, their texts in one JSON parameter. FTS5 writes
     what a statement added as a segment of its index: statements of a few hundred rows each
-    left twice as many segments as one statement per batch, and finding a row by its id (each
-    transcript looked into by a search) took 22 instead of 14 µs (measured)."""
+    left twice as many segments as one statement per batch, which slows every lookup of a row
+    by its id (each transcript looked into by a search; docs/performance.md)."""
     rows = [
         [pk, *texts(content, end_user_text)]
         for pk, content, end_user_text in messages

@@ -24,3 +24,9 @@ MAX_SEARCH_LENGTH = 500
 
 def search_words(query: str) -> list[str]:
     return SEARCH_WORD_RE.findall(query)
+
+
+def searched_text(content: str, end_user_text: str | None, search_hidden: bool) -> str:
+    """What a search looks into in a message (``MessageQuerySet.containing``): its
+    content, or what the end user sees of it where that differs and hidden parts are not searched."""
+    return content if search_hidden or end_user_text is None else end_user_text

@@ -6,8 +6,8 @@
 * ``create.create_transcripts`` adds new ones in bulk (the importer), ``create_transcript`` one.
 * ``save.delete_transcript`` / ``undelete_transcript`` hide and bring back (soft delete), with a
   revision each.
-* ``content`` checks what is stored; ``message_rows`` keeps the message rows;
-  ``snapshots`` is what a revision records.
+* ``content`` checks what is stored; ``message_rows`` keeps the message rows (and the search
+  index, through ``editor.search``); what a revision records is ``editor.models.revisions``'.
 
 Refusals are ``editor.errors.DomainError`` subclasses.
 """

@@ -12,18 +12,18 @@ from operator import attrgetter
 from typing import Any
 
 from editor import formats
+from editor.db.storable import check_storable_text
 from editor.errors import (
     InvalidContent,
 )
 from editor.formats.diagnostics import ERROR, WARNING
-from editor.formats.model import SEMANTIC_FIELDS, TERMINATORS
+from editor.formats.model import HEADER_FIELDS, SEMANTIC_FIELDS, TERMINATORS
 from editor.formats.validate import validate
 from editor.models import (
     SHORT_FIELD_LENGTH,
     Revision,
     Transcript,
 )
-from editor.storage.storable import check_storable_text
 
 TITLE_LENGTH = Transcript._meta.get_field("title").max_length
 
@@ -32,17 +32,6 @@ EXTERNAL_ID_LENGTH = Transcript._meta.get_field("external_id").max_length
 
 
 NOTE_LENGTH = Revision._meta.get_field("note").max_length
-
-
-SHORT_MESSAGE_FIELDS = (
-    "channel",
-    "recipient",
-    "name",
-    "call_id",
-    "intent",
-    "content_type",
-    "constrain",
-)
 
 
 @dataclass
@@ -154,7 +143,7 @@ class TranscriptContent:
         """
         if transcript.spec != self.spec:
             return False
-        if self.spec in formats.TEXT_SPECS and transcript.source_text != self.source_text:
+        if formats.spec_info(self.spec).text and transcript.source_text != self.source_text:
             return False
         messages = transcript.canonical().messages if stored is None else stored
         return (
@@ -165,9 +154,9 @@ class TranscriptContent:
 
 
 def _check_spec(spec: str) -> None:
-    if spec not in formats.SPEC_IDS:
+    if not formats.is_spec(spec):
         raise InvalidContent(
-            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.SPEC_IDS)}.",
+            f"Unknown spec id {spec!r}; expected one of: {', '.join(formats.spec_ids())}.",
             code="unknown-spec",
         )
 
@@ -290,7 +279,7 @@ def messages_from_input(items: Iterable[formats.Message | dict]) -> list[formats
             raise InvalidContent(f"Message {index} has no role.", code="invalid-message")
         if not isinstance(data.get("content", ""), str):
             raise InvalidContent(f"Message {index}: content must be text.", code="invalid-message")
-        for name in SHORT_MESSAGE_FIELDS:
+        for name in HEADER_FIELDS:
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise InvalidContent(
                     f"Message {index}: {name} must be text or null.", code="invalid-message"
@@ -330,7 +319,7 @@ def check_storable(
     _check_depth(metadata, "metadata")
     if content is not None:
         for index, message in enumerate(content.canonical.messages):
-            for name in ("role", *SHORT_MESSAGE_FIELDS):
+            for name in ("role", *HEADER_FIELDS):
                 value = getattr(message, name)
                 if value is not None and len(value) > SHORT_FIELD_LENGTH:
                     raise InvalidContent(

@@ -9,15 +9,14 @@ from django.db import connections, router
 from django.db.models import F
 from django.db.models.signals import pre_delete
 
-from editor import formats
+from editor import formats, search
 from editor.db.bulk_insert import insert_rows
 from editor.db.message_text import Span, locate
-from editor.formats.model import SEMANTIC_FIELDS
+from editor.formats.model import SCALAR_FIELDS, SEMANTIC_FIELDS
 from editor.models import (
     Message,
     Transcript,
 )
-from editor.search import sqlite_index as search_index
 
 # The fields of a Message row, in the order insert_messages writes them.
 # How a row holds its content: the text, or where it is in the source text (``Span``).
@@ -29,16 +28,10 @@ MESSAGE_COLUMNS = (
     "index",
     "role",
     *CONTENT_COLUMNS,
-    *SEMANTIC_FIELDS[2:],
+    *SCALAR_FIELDS,
+    "attrs",
     "end_user_text",
 )
-
-
-def _keeps_text_once(connection) -> bool:
-    """Whether message rows on ``connection`` say where their content is in the source text
-    rather than hold it (``editor.db.message_text``): on SQLite. PostgreSQL's full-text indexes
-    are expressions over the rows' content, which must then be there (docs/storage.md)."""
-    return connection.vendor == "sqlite"
 
 
 def insert_messages(
@@ -48,12 +41,15 @@ def insert_messages(
     ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
     end user sees of each (``Message.end_user_text``); the first message of each gets index
     ``first_index``. On SQLite a content found in the source text is stored as where it is
-    there, and the messages go into the search index (``editor.search_index``): this is the
+    there, and the messages go into the search index (``editor.search``): this is the
     one place message rows are inserted."""
-    connection = connections[router.db_for_write(Message)]
-    once = _keeps_text_once(connection)
+    alias = router.db_for_write(Message)
+    connection, searched = connections[alias], search.backend(alias)
+    # Where the app writes the index, rows may point into the source text (docs/storage.md).
+    once = searched.writes_own_index
     rows, texts = [], []
-    # Inline, one loop: this runs for every imported message (a call each cost 0.1 s an import).
+    # Inline, one loop: this runs for every imported message (a function call each is a
+    # visible part of an import).
     for transcript_id, spec, messages, source_text in transcripts:
         spans = locate(source_text, [m.content or "" for m in messages]) if once else None
         for offset, message in enumerate(messages):
@@ -89,7 +85,7 @@ def insert_messages(
                 texts.append((content, end_user_text))
     pks = insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=once)
     if once:
-        search_index.add(
+        searched.add(
             connection,
             (
                 (pk, content, end_user_text)
@@ -128,8 +124,9 @@ def replace_messages(
         first += 1
     changed = [i for i in range(first, len(new)) if i >= len(old) or old[i] != new[i]]
     in_place = not respec and len(old) == len(new) and len(changed) <= MAX_ROW_UPDATES
-    connection = connections[router.db_for_write(Message)]
-    once = _keeps_text_once(connection)
+    alias = router.db_for_write(Message)
+    connection, searched = connections[alias], search.backend(alias)
+    once = searched.writes_own_index
     rewritten = changed if in_place else range(first, len(old))
     if once:
         _move_spans(
@@ -141,7 +138,7 @@ def replace_messages(
             below=len(new) if in_place else first,
             rewritten=changed if in_place else (),
         )
-        search_index.remove_stored(
+        searched.remove_stored(
             connection, transcript_id, {i: old[i].content or "" for i in rewritten}
         )
     if in_place:
@@ -149,7 +146,7 @@ def replace_messages(
         for n, index in enumerate(changed):
             _update_row(transcript_id, spec, index, new[index], spans and spans[n])
         if once:
-            search_index.add_stored(
+            searched.add_stored(
                 connection, transcript_id, {i: new[i].content or "" for i in changed}
             )
         return
@@ -267,16 +264,16 @@ def connect() -> None:
 
 
 def _transcript_deleted(sender, instance, using, **kwargs) -> None:
-    connection = connections[using]
-    if connection.vendor != "sqlite":
+    searched = search.backend(using)
+    if not searched.writes_own_index:
         return
     rows = (
         Message.objects.using(using)
         .filter(transcript=instance)
         .values_list("pk", "end_user_text", *Message.STORED_FIELDS)
     )
-    search_index.remove(
-        connection,
+    searched.remove(
+        connections[using],
         (
             (pk, Message.canonical_of(stored, instance).content or "", end_user_text)
             for pk, end_user_text, *stored in rows

@@ -35,6 +35,7 @@ from editor.models import (
     Transcript,
     contains_values,
 )
+from editor.models.revisions import snapshot, stored_snapshot
 from editor.storage.content import (
     TranscriptContent,
     canonical_from_input,
@@ -43,7 +44,6 @@ from editor.storage.content import (
     messages_from_input,
 )
 from editor.storage.message_rows import replace_messages
-from editor.storage.snapshots import snapshot, stored_snapshot
 from editor.workflow import status_after_edit
 
 

@@ -9,10 +9,10 @@ import pytest
 
 from editor import formats
 from editor.exporting import export_dataset
+from editor.formats import as_written
 from editor.formats.codecs.bodytext import logical_text
 from editor.labels import create_label_schema
 from editor.labels.annotations import create_annotation
-from editor.presentation import spec_words
 from editor.storage.create import create_transcript
 from tests.editor.samples import demo_texts
 
@@ -191,7 +191,7 @@ def test_labels_follow_or_are_reported_for_every_target_spec(
     if text is None:
         text = json.dumps(line["document"], ensure_ascii=False)
     document = formats.parse(text, target).transcript
-    files = spec_words.file_messages(document)
+    files = as_written.file_messages(document)
     for row in placed:
         group = files[row["message_index"]]
         part = group[row.get("part", 0)]

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from editor.db.storable import check_storable_text
 from editor.errors import InvalidContent
-from editor.storage.storable import check_storable_text
 from tests.budget import examples
 
 # Strings that now and then hold a NUL, a lone surrogate, or the text "\u0000".

@@ -1,5 +1,5 @@
 """A transcript shown as its own file has it: one turn per file message, fields in the
-spec's own words (editor.presentation.display.display_turns, editor.presentation.spec_words)."""
+spec's own words (editor.presentation.display.display_turns, editor.formats.as_written)."""
 
 import json
 
