@@ -95,7 +95,11 @@ def transcript_detail(request, pk):
         if request.htmx and page is not None:
             return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
         editing_index = int_param(request.GET.get("edit"))
-        upto = int_param(request.GET.get("upto"), editing_index or 0)
+        focus = _goto(request, transcript)
+        upto = (
+            focus if focus is not None else int_param(request.GET.get("upto"), editing_index or 0)
+        )
+        context["focus_index"] = focus
         context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
         if editing_index is not None and context["can_edit"]:
             context.update(editing_context(request, transcript, editing_index))
@@ -132,3 +136,11 @@ def editing_context(request, transcript, index) -> dict:
         "fields": form_fields(transcript.spec, messages[index]),
         "end_choices": end_choices(transcript.spec),
     }
+
+
+def _goto(request, transcript: Transcript) -> int | None:
+    """The message ``?goto=N`` asks for, within the transcript (the go-to box, ``G``)."""
+    wanted = int_param(request.GET.get("goto"))
+    if wanted is None or not transcript.message_count:
+        return None
+    return min(max(wanted, 0), transcript.message_count - 1)

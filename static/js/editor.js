@@ -32,10 +32,24 @@
     return Array.from(document.querySelectorAll(MESSAGE));
   }
 
+  // The index of the message the user is on: kept across swaps (a save, a cancel, a fix
+  // replace its element), so that the next j/k goes on from there.
+  let currentIndex = null;
+
+  function indexOf(el) {
+    const match = /^message-(\d+)$/.exec(el.id || "");
+    return match ? Number(match[1]) : null;
+  }
+
   function setCurrent(el, scroll) {
     if (!el) return;
-    document.querySelectorAll(".message.current").forEach((m) => m.classList.remove("current"));
+    document.querySelectorAll(".message.current").forEach((m) => {
+      m.classList.remove("current");
+      m.removeAttribute("aria-current");
+    });
     el.classList.add("current");
+    el.setAttribute("aria-current", "true");
+    if (indexOf(el) !== null) currentIndex = indexOf(el);
     if (scroll) {
       el.scrollIntoView({ block: "center", behavior: "auto" });
       if (el.tabIndex >= -1 && !isTyping(document.activeElement)) el.focus({ preventScroll: true });
@@ -59,6 +73,50 @@
 
   document.body.addEventListener("ocm:focus-message", (event) => {
     goToMessage(event.detail.index);
+  });
+
+  // Message ``index``, or the first one shown after it (a rendering may leave some out); when
+  // it is not loaded yet, the page through it.
+  function goToIndex(index) {
+    const section = byId("transcript-messages");
+    if (!section) return;
+    const shown = messages().find((m) => indexOf(m) !== null && indexOf(m) >= index);
+    const last = shown && index >= Number(section.dataset.messageCount || 0) - 1;
+    if (shown && (indexOf(shown) === index || !document.querySelector("#message-list .loader") || last)) {
+      setCurrent(shown, true);
+      flash(shown);
+      return;
+    }
+    const params = new URLSearchParams({ audience: section.dataset.audience || "", goto: String(index) });
+    window.location.assign(window.location.pathname + "?" + params.toString());
+  }
+
+  // After a page load asked for message ``index`` (``?goto=``): it, or the first one shown
+  // after it, or the last one shown.
+  function landOn(index) {
+    const list = messages().filter((m) => indexOf(m) !== null);
+    const el = list.find((m) => indexOf(m) >= index) || list[list.length - 1];
+    if (el) { setCurrent(el, true); flash(el); }
+  }
+
+  // The go-to box: a message already on the page is scrolled to, without a reload.
+  document.addEventListener("submit", (event) => {
+    const form = event.target.closest && event.target.closest("form.goto");
+    if (!form) return;
+    const value = Number(form.elements.goto.value);
+    if (!Number.isInteger(value)) return;
+    event.preventDefault();
+    goToIndex(Math.max(0, value));
+  });
+
+  // A swap that replaced the current message (saved, cancelled, fixed) leaves the user on it.
+  document.addEventListener("htmx:afterSettle", () => {
+    if (currentIndex === null || document.querySelector(".message.current")) return;
+    const el = byId("message-" + currentIndex);
+    if (!el) return;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    setCurrent(el, false);
+    if (lost) el.focus({ preventScroll: true });
   });
 
   // Diagnostics and pair links: scroll to a message already on the page; otherwise follow
@@ -250,6 +308,7 @@
     if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (pendingG) {
       pendingG = false;
+      if (event.key === "g") { event.preventDefault(); goToIndex(0); return; }
       const where = { h: "history", s: "raw" }[event.key];
       const link = where === "history"
         ? document.querySelector("[data-shortcut-target='history']")
@@ -272,6 +331,10 @@
       e: editCurrent,
       v: cycleRendering,
       g: () => { pendingG = true; setTimeout(() => { pendingG = false; }, 1500); },
+      G: () => {
+        const section = byId("transcript-messages");
+        if (section) goToIndex(Number(section.dataset.messageCount || 1) - 1);
+      },
       "?": toggleShortcuts,
     };
     const action = actions[event.key];
@@ -398,6 +461,8 @@
     }
     const hash = window.location.hash.match(/^#message-(\d+)$/);
     if (hash) goToMessage(hash[1]);
+    const section = byId("transcript-messages");
+    if (section && section.dataset.focus !== undefined) landOn(Number(section.dataset.focus));
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -286,6 +286,60 @@ def test_a_keyboard_only_edit(page, live_server, weather, console_errors):
     assert console_errors == []
 
 
+def test_the_keyboard_keeps_its_place_and_goes_to_any_message(page, live_server, team):
+    """After a save or a cancel, j/k go on from the message just edited (not from #0); the
+    go-to box and g g / G reach any message, loading the pages through it. No mouse."""
+    dataset, users = team
+    messages = [
+        formats.Message(role="user" if n % 2 == 0 else "assistant", content=f"Message number {n}")
+        for n in range(120)
+    ]
+    text = formats.serialize(formats.Transcript(spec="chatml", messages=messages))
+    long = create_transcript(dataset, text=text, spec="chatml", author=users["ann"])
+    log_in(page, live_server)
+    open_annotator(page, live_server, long)
+    assert page.locator("#message-list article").count() == 50
+    page.keyboard.press("Tab")  # into the page: the keys below need no pointer at all
+    page.locator("body").evaluate("element => document.activeElement.blur()")
+    for _ in range(3):
+        page.keyboard.press("j")
+    current = page.locator('.message[aria-current="true"]')
+    expect(current).to_have_attribute("id", "message-2")
+    page.keyboard.press("e")
+    expect(page.locator('#message-2 textarea[name="content"]')).to_be_focused()
+    settled(page)
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Saved by keyboard")
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("article#message-2 .body")).to_have_text("Saved by keyboard")
+    settled(page)
+    expect(current).to_have_attribute("id", "message-2")
+    page.keyboard.press("j")
+    expect(current).to_have_attribute("id", "message-3")
+    page.keyboard.press("e")
+    expect(page.locator('#message-3 textarea[name="content"]')).to_be_focused()
+    settled(page)
+    page.keyboard.press("Escape")
+    expect(page.locator("article#message-3")).to_be_visible()
+    settled(page)
+    page.keyboard.press("k")
+    expect(current).to_have_attribute("id", "message-2")
+
+    goto = page.locator('input[name="goto"]')
+    goto.focus()
+    goto.fill("110")
+    page.keyboard.press("Enter")  # not loaded yet: the page through it
+    expect(current).to_have_attribute("id", "message-110")
+    expect(page.locator("article#message-110")).to_be_in_viewport()
+    page.keyboard.press("g")
+    page.keyboard.press("g")
+    expect(current).to_have_attribute("id", "message-0")
+    page.keyboard.press("Shift+G")
+    expect(current).to_have_attribute("id", "message-119")
+    expect(page.locator("article#message-119")).to_be_in_viewport()
+    assert Transcript.objects.get(pk=long.pk).version == 2
+
+
 def test_a_2000_message_transcript_scrolls_to_its_last_message(
     page, live_server, team, console_errors
 ):

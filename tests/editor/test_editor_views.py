@@ -120,6 +120,21 @@ def test_long_transcripts_come_in_pages_with_constant_queries(
     assert 'id="message-180"' in html and 'id="message-200"' not in html
 
 
+def test_goto_loads_the_pages_through_a_message_and_lands_on_it(dataset, annotator, as_annotator):
+    messages = [formats.Message(role="user", content=f"Line {n}") for n in range(230)]
+    text = formats.serialize(formats.Transcript(spec="openchatml-2.2", messages=messages))
+    long = create_transcript(dataset, text=text, spec="openchatml-2.2", author=annotator)
+    html = as_annotator.get(url(long), {"audience": "annotator", "goto": 180}).content.decode()
+    assert 'id="message-180"' in html and 'id="message-200"' not in html
+    assert 'data-focus="180"' in html
+    assert 'name="goto"' in html and 'max="229"' in html
+    # Past the end: the last message; not a number: the page as usual.
+    html = as_annotator.get(url(long), {"audience": "annotator", "goto": 9999}).content.decode()
+    assert 'data-focus="229"' in html and 'id="message-229"' in html
+    html = as_annotator.get(url(long), {"audience": "annotator", "goto": "x"}).content.decode()
+    assert "data-focus" not in html and 'id="message-50"' not in html
+
+
 # --- editing one message ----------------------------------------------------------------------
 
 
