@@ -56,4 +56,19 @@
     const form = document.getElementById("bulk-form");
     if (form) describe(form);
   });
+
+  // The filters come back with every answer (their errors, the label picker); the text field
+  // the user is in is never swapped: it keeps what was typed since the request, and the focus.
+  document.addEventListener("htmx:oobBeforeSwap", (event) => {
+    const live = event.detail.target;
+    const fresh = event.detail.fragment;
+    if (!live || live.id !== "filter-fields" || !fresh || !fresh.querySelector) return;
+    // A text field only: a ticked box or a picked option is the server's to show back (the
+    // page kept in the history is what the server wrote).
+    const focused = document.activeElement;
+    if (!focused || !focused.id || !live.contains(focused)) return;
+    if (!focused.matches("textarea, input:not([type=checkbox]):not([type=radio])")) return;
+    const incoming = fresh.querySelector("#" + CSS.escape(focused.id));
+    if (incoming) incoming.setAttribute("hx-preserve", "true");
+  });
 })();

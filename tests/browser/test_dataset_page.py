@@ -183,3 +183,36 @@ def test_filter_by_a_label_answer(curator_page, live_server):
     expect(page).to_have_url(
         f"{live_server.url}/datasets/support/?label=topic%3Abilling&sort=-updated"
     )
+
+
+def test_typing_in_a_filter_while_another_answers_is_never_wiped(curator_page, live_server):
+    """A change answers with the table and the filter fields again: what was typed meanwhile
+    in another field stays as typed, with the focus, and the last answer is the one shown."""
+    page = curator_page
+    rows = page.locator("#transcript-table tr[data-transcript]")
+    expect(rows).to_have_count(50)
+    filters = page.get_by_test_id("filters")
+    changed_by = filters.get_by_label("Last changed by")
+    # Check "Approved" (a request goes out), then at once type into another field, before
+    # the answer is in: the answer must not put the field back as the server saw it.
+    page.evaluate(
+        """() => {
+            const form = document.getElementById('transcript-filters');
+            form.addEventListener('htmx:beforeRequest', () => {
+                const field = document.getElementById('filter_updated_by');
+                field.focus();
+                field.value = 'cu';  // typed after the request's fields were read
+            }, { once: true });
+            form.querySelector('input[value="approved"]').click();
+        }"""
+    )
+    expect(page.get_by_test_id("match-count")).to_contain_text("60 transcripts")
+    expect(changed_by).to_have_value("cu")
+    expect(changed_by).to_be_focused()
+    changed_by.press_sequentially("r")
+    changed_by.press("Enter")
+    expect(page).to_have_url(
+        f"{live_server.url}/datasets/support/?status=approved&updated_by=cur&sort=-updated"
+    )
+    expect(page.get_by_test_id("match-count")).to_contain_text("60 transcripts")
+    expect(changed_by).to_have_value("cur")
