@@ -10,8 +10,10 @@ from editor.models import Contains, Dataset, Status, TranscriptFilter
 from editor.search import MAX_SEARCH_LENGTH
 
 
-def _spec_options():
-    return [("", "any spec"), *((spec, spec) for spec in formats.spec_ids())]
+def spec_options(first: str):
+    """Choices of every spec id the registry knows when a form is shown (a spec registered
+    later is offered too), after ``first`` (the empty choice's label)."""
+    return lambda: [("", first), *((spec, spec) for spec in formats.spec_ids())]
 
 
 SORT_OPTIONS = [
@@ -52,7 +54,7 @@ class TranscriptFilterForm(forms.Form):
     status = forms.MultipleChoiceField(
         choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
-    spec = forms.ChoiceField(choices=_spec_options, required=False)
+    spec = forms.ChoiceField(choices=spec_options("any spec"), required=False)
     # Named and valued as the API's parameter: a page's query string works there too.
     has_errors = forms.ChoiceField(
         choices=[("", "any"), ("true", "with errors"), ("false", "without errors")],

@@ -1,12 +1,7 @@
 from django import forms
 
-from editor import formats
+from editor.listing.filters import spec_options
 from editor.models import Dataset, Role, Status
-
-
-def _spec_options(first: str):
-    """The spec ids the registry knows now (a spec registered later is offered too)."""
-    return lambda: [("", first), *((spec, spec) for spec in formats.spec_ids())]
 
 
 class ImportForm(forms.Form):
@@ -20,7 +15,7 @@ class ImportForm(forms.Form):
         ".zip of transcript files."
     )
     spec = forms.ChoiceField(
-        choices=_spec_options("Detect automatically"), required=False, label="Spec"
+        choices=spec_options("Detect automatically"), required=False, label="Spec"
     )
     on_conflict = forms.ChoiceField(
         choices=[("update", "update it (a new revision)"), ("skip", "skip it")],
@@ -38,7 +33,7 @@ class ExportForm(forms.Form):
         super().__init__(*args, auto_id="export_%s", **kwargs)
 
     spec = forms.ChoiceField(
-        choices=_spec_options("each transcript's own spec"), required=False, label="Spec"
+        choices=spec_options("each transcript's own spec"), required=False, label="Spec"
     )
     format = forms.ChoiceField(
         choices=[
