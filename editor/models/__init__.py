@@ -33,6 +33,7 @@ from editor.models.messages import (
     Message,
     MessageQuerySet,
 )
+from editor.models.preferences import UserPreference
 from editor.models.queues import (
     AssignmentState,
     QueueAssignment,
@@ -127,6 +128,7 @@ __all__ = [
     "Transcript",
     "TranscriptFilter",
     "TranscriptQuerySet",
+    "UserPreference",
     "audiences_of",
     "contains_values",
     "sort_choices",
