@@ -1,7 +1,8 @@
 // The transcript editor's behaviour in the browser: keyboard shortcuts, the current version
 // on every write, focus and highlighting of messages, call/reply pairs, and the raw-source
 // editor's line numbers and the overlay of its highlighted text (highlighted by the server:
-// this file has no token rules). No inline script anywhere: this file is it.
+// this file has no token rules). No inline script anywhere: the queue page's own keys (answers,
+// submit, skip) are in queue.js, loaded after this file.
 (function () {
   "use strict";
 
@@ -256,28 +257,6 @@
     return true;
   }
 
-  // Number keys pick the option with that key in the question the focus is in, else in the
-  // first question still unanswered.
-  function currentQuestion() {
-    const focused = document.activeElement && document.activeElement.closest
-      ? document.activeElement.closest("fieldset.question") : null;
-    if (focused) return focused;
-    const all = Array.from(document.querySelectorAll("fieldset.question"));
-    return all.find((q) => !q.querySelector("input:checked") && !q.querySelector("textarea")) || null;
-  }
-
-  function pickOption(key) {
-    const question = currentQuestion();
-    const input = question && question.querySelector(`input[data-key="${key}"]`);
-    if (!input) return false;
-    if (input.type === "checkbox") input.checked = !input.checked;
-    else input.checked = true;
-    input.dispatchEvent(new Event("change", { bubbles: true }));
-    document.querySelectorAll("fieldset.question.current").forEach((q) => q.classList.remove("current"));
-    question.classList.add("current");
-    return true;
-  }
-
   function toggleShortcuts() {
     const dialog = byId("shortcuts");
     if (!dialog) return;
@@ -299,33 +278,25 @@
       if (cancel) activate(cancel);
       return;
     }
-    if (!isTyping(event.target) && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      // In a queue, Ctrl+Enter outside a form submits the item.
-      const submit = document.querySelector("#queue-workspace [data-action='submit-item']");
-      if (submit) { event.preventDefault(); activate(submit); }
-      return;
-    }
     if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (pendingG) {
+      // The key after g belongs to the pair, even when it leads nowhere here (a queue's s is not
+      // a skip after g: queue.js ignores keys already taken).
       pendingG = false;
-      if (event.key === "g") { event.preventDefault(); goToIndex(0); return; }
+      event.preventDefault();
+      if (event.key === "g") { goToIndex(0); return; }
       const where = { h: "history", s: "raw" }[event.key];
       const link = where === "history"
         ? document.querySelector("[data-shortcut-target='history']")
         : where === "raw" ? document.querySelector("[data-action='raw']") : null;
-      if (link) { event.preventDefault(); activate(link); }
+      if (link) activate(link);
       return;
     }
     if (/^[a-z]$/.test(event.key) && tagSelection(event.key)) {
       event.preventDefault();
       return;
     }
-    if (/^[1-9]$/.test(event.key) && pickOption(event.key)) {
-      event.preventDefault();
-      return;
-    }
     const actions = {
-      s: () => { const skip = document.querySelector("#queue-workspace [data-action='skip-item']"); if (skip) activate(skip); },
       j: () => moveCurrent(1),
       k: () => moveCurrent(-1),
       e: editCurrent,

@@ -151,7 +151,7 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot, co
     expect(page.locator("#returned")).to_contain_text("Please keep the greeting.")
     page.locator('#returned [data-action="resume"]').click()
     expect(page.locator("[data-review-comment]")).to_contain_text("Please keep the greeting.")
-    page.locator('[data-action="submit-item"]').click()
+    page.locator('[data-action="submit"]').click()
     expect(page.locator("#queue-workspace")).to_contain_text("Submitted item #1")
 
     log_in(page, live_server, "cur")

@@ -51,7 +51,7 @@ def test_the_annotator_starts_works_and_submits_without_a_reload(client, queue, 
     assert 'data-action="start"' in page and "<strong>tone</strong>" in page
     claimed = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
     assert claimed.lstrip().startswith('<div id="queue-workspace"')
-    assert 'data-action="submit-item"' in claimed and 'data-action="edit"' in claimed
+    assert 'data-action="submit"' in claimed and 'data-action="edit"' in claimed
     assert "0 / 2 done by you" in claimed
     assignment = QueueAssignment.objects.get(annotator=annotator)
     after = client.post(f"/assignments/{assignment.pk}/submit/", headers=HX).content.decode()
@@ -154,7 +154,7 @@ def test_questions_are_answered_then_submitted_with_the_item(client, queue, anno
     # A required question unanswered: the item is not handed in.
     refused = client.post(f"/assignments/{assignment.pk}/submit/", headers=HX).content.decode()
     assert "Answer the required question first: Was the answer helpful?" in refused
-    assert 'data-action="submit-item"' in refused  # the item stays on screen
+    assert 'data-action="submit"' in refused  # the item stays on screen
     assignment.refresh_from_db()
     assert assignment.state == AssignmentState.CLAIMED
 
