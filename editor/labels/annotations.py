@@ -396,6 +396,20 @@ def my_transcript_answers(transcript: Transcript, user) -> dict[tuple[int, str],
     }
 
 
+def with_my_answers(transcript: Transcript, user, questions) -> list[dict]:
+    """``questions`` about the whole transcript ((schema, question) pairs), each with
+    ``user``'s answer, as the question partial (``editor/labels.html#question``) takes them."""
+    mine = my_transcript_answers(transcript, user)
+    return [
+        {
+            "schema": schema,
+            "question": question,
+            "value": getattr(mine.get((schema.current_version_id, question.key)), "value", None),
+        }
+        for schema, question in questions
+    ]
+
+
 def answer(
     transcript: Transcript,
     *,
@@ -422,10 +436,12 @@ def answer(
     return update_annotation(existing, user=annotator, value=value)
 
 
-def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
+def submit_answers(transcript: Transcript, *, user, questions=None) -> list[Annotation]:
     """Submit ``user``'s draft answers about ``transcript``, if every required question about
     the whole transcript is answered (``MissingAnswers`` names those that are not). Required
-    questions about each message are not enforced here yet."""
+    questions about each message are not enforced here yet. ``questions``: the (schema,
+    question) pairs asked (a queue's, ``queues.queue_questions``); by default every active
+    schema's."""
     mine = list(
         Annotation.objects.filter(transcript=transcript, annotator=user).exclude(
             anchor_state=AnchorState.ORPHANED
@@ -434,7 +450,9 @@ def submit_answers(transcript: Transcript, *, user) -> list[Annotation]:
     answered = {(a.schema_version_id, a.question) for a in mine if a.target == "transcript"}
     missing = [
         question.prompt
-        for schema, question in transcript_questions(transcript.dataset)
+        for schema, question in (
+            transcript_questions(transcript.dataset) if questions is None else questions
+        )
         if question.required and (schema.current_version_id, question.key) not in answered
     ]
     if missing:

@@ -29,5 +29,10 @@ class UserPreference(models.Model):
 
     @classmethod
     def remember_audience(cls, user, audience: str) -> None:
-        if user.is_authenticated:
-            cls.objects.update_or_create(user=user, defaults={"audience": audience})
+        """Remember ``audience`` for ``user``: one read when it is already the remembered one."""
+        if not user.is_authenticated:
+            return
+        preference, created = cls.objects.get_or_create(user=user, defaults={"audience": audience})
+        if not created and preference.audience != audience:
+            preference.audience = audience
+            preference.save(update_fields=["audience"])

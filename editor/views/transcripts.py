@@ -12,7 +12,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor import formats, workflow
 from editor.errors import NotAllowed
-from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript
+from editor.labels import annotations
+from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript, UserPreference
 from editor.presentation.display import source_segments
 from editor.presentation.transcript_view import (
     end_choices,
@@ -26,6 +27,7 @@ from editor.visibility import FULL_CONTENT, require_audience
 
 TEMPLATE = "editor/transcript.html"
 AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
+ANNOTATOR_AUDIENCE = "annotator"
 
 
 RECENT_REVISIONS = 10
@@ -77,7 +79,7 @@ def transcript_detail(request, pk):
     """The page; with HX-Request the messages section (a tab switch) or one more page of
     messages (``?page=N``, loaded as the list scrolls)."""
     transcript = transcript_for(request, pk)
-    audience = request.GET.get("audience", END_USER_AUDIENCE)
+    audience = request.GET.get("audience") or starting_audience(request.user, transcript)
     context = transcript_context(request, transcript, audience)
     status = 200
     if audience not in ALL_AUDIENCES:
@@ -100,11 +102,30 @@ def transcript_detail(request, pk):
             focus if focus is not None else int_param(request.GET.get("upto"), editing_index or 0)
         )
         context["focus_index"] = focus
+        if "audience" in request.GET:
+            UserPreference.remember_audience(request.user, audience)
+        if context["can_edit"] and not request.htmx:
+            context["transcript_questions"] = annotations.with_my_answers(
+                transcript, request.user, annotations.transcript_questions(transcript.dataset)
+            )
         context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
         if editing_index is not None and context["can_edit"]:
             context.update(editing_context(request, transcript, editing_index))
     template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
     return render(request, template, context, status=status)
+
+
+def starting_audience(user, transcript: Transcript) -> str:
+    """The rendering the page opens in when the address names none: the one ``user`` last
+    picked, if their role still shows it; else the annotator rendering for people who may
+    edit (labels and error badges show there), the end user's for everyone else."""
+    allowed = transcript.dataset.audiences_for(user)
+    preference = UserPreference.of(user)
+    if preference is not None and preference.audience in allowed:
+        return preference.audience
+    if transcript.dataset.can_edit(user) and ANNOTATOR_AUDIENCE in allowed:
+        return ANNOTATOR_AUDIENCE
+    return END_USER_AUDIENCE
 
 
 def message_list_context(view, through_page: int) -> dict:

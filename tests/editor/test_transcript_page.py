@@ -94,3 +94,70 @@ def test_page_takes_a_bounded_number_of_queries(
     client.force_login(annotator)
     with django_assert_max_num_queries(12):
         client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"})
+
+
+def test_people_who_may_edit_start_in_the_annotator_rendering(client, transcript, annotator):
+    client.force_login(annotator)
+    html = client.get(f"/transcripts/{transcript.pk}/").content.decode()
+    assert 'data-audience="annotator"' in html.split('id="transcript-messages"')[1][:200]
+    assert SECRET in html
+
+
+def test_the_rendering_last_picked_is_remembered_per_user(client, transcript, annotator, curator):
+    client.force_login(annotator)
+    client.get(
+        f"/transcripts/{transcript.pk}/", {"audience": "end_user"}, headers={"HX-Request": "true"}
+    )
+    html = client.get(f"/transcripts/{transcript.pk}/").content.decode()
+    assert SECRET not in html
+    assert 'data-audience="end_user"' in html.split('id="transcript-messages"')[1][:200]
+    # Another user's choice is theirs: the curator still starts in the annotator rendering.
+    client.force_login(curator)
+    assert SECRET in client.get(f"/transcripts/{transcript.pk}/").content.decode()
+
+
+def test_a_remembered_rendering_the_role_no_longer_shows_is_not_used(client, transcript, annotator):
+    from editor.models import Membership, Role, UserPreference
+
+    UserPreference.remember_audience(annotator, "debug")
+    Membership.objects.filter(user=annotator).update(role=Role.VIEWER)
+    client.force_login(annotator)
+    response = client.get(f"/transcripts/{transcript.pk}/")
+    assert response.status_code == 200
+    assert SECRET not in response.content.decode()
+
+
+def test_whole_transcript_questions_show_beside_the_messages(
+    client, transcript, annotator, curator
+):
+    from editor.labels import create_label_schema
+
+    create_label_schema(
+        transcript.dataset,
+        author=curator,
+        name="Usable",
+        questions=[
+            {
+                "key": "usable",
+                "kind": "choice",
+                "prompt": "Usable for training?",
+                "applies_to": "transcript",
+                "required": True,
+                "options": [
+                    {"value": "yes", "label": "Yes", "key": "1"},
+                    {"value": "no", "label": "No", "key": "2"},
+                ],
+            }
+        ],
+    )
+    client.force_login(annotator)
+    html = client.get(f"/transcripts/{transcript.pk}/").content.decode()
+    questions = html.split('id="questions"')[1]
+    assert 'data-question="usable"' in questions and "Usable for training?" in questions
+    client.post(
+        f"/transcripts/{transcript.pk}/answers/",
+        {"schema": transcript.dataset.label_schemas.get().pk, "question": "usable", "value": "no"},
+        headers={"HX-Request": "true"},
+    )
+    html = client.get(f"/transcripts/{transcript.pk}/").content.decode()
+    assert 'value="no" data-key="2" checked' in html.split('id="questions"')[1]
