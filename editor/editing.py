@@ -3,8 +3,14 @@
 Every write takes the transcript, the version the caller saw, the author and a note; it goes
 through ``editor.storage.save.save_transcript`` (compare-and-swap on the version, exactly one
 revision, only the edited messages' bytes change in the source text) and returns an
-``EditResult``: the saved transcript, its new version and its fresh diagnostics. A stale
-version raises ``editor.errors.ConflictError`` (HTTP 409), as every other save does.
+``EditResult``: the saved transcript, its new version and its fresh diagnostics.
+
+A message edit from a stale version is merged when it can be (``merge_messages``: a
+three-way merge per message of the version the caller saw, the stored one and the edit) and
+saved on top, still version-checked, as one revision that says so; the result's
+``merged_with`` names the revision it went on top of. When both changed the same message, or
+either side inserted or deleted messages, it raises ``editor.errors.ConflictError`` (HTTP
+409), as every other stale save does.
 
 Drafts are validated without saving (``validate_message_draft``, ``validate_source_draft``):
 the live-validation path of the editor, which must answer fast on long transcripts.
@@ -12,15 +18,15 @@ the live-validation path of the editor, which must answer fast on long transcrip
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from editor import formats, workflow
-from editor.errors import FixNotFound, HasErrors, InvalidContent, MessageNotFound
+from editor.errors import ConflictError, FixNotFound, HasErrors, InvalidContent, MessageNotFound
 from editor.formats.convert import convert
 from editor.formats.model import SEMANTIC_FIELDS
-from editor.models import Status, Transcript
+from editor.models import HistoryBroken, Revision, Status, Transcript
 from editor.storage.content import TranscriptContent, apply_edits, messages_from_input
 from editor.storage.save import refusal, save_transcript
 
@@ -33,6 +39,18 @@ NEW_MESSAGE = {"role": "user", "content": ""}
 class EditResult:
     transcript: Transcript
     losses: list[dict] = field(default_factory=list)
+    # The revision a stale edit was merged on top of (``merge_messages``), else None.
+    merged_with: Revision | None = None
+
+    @property
+    def merge_note(self) -> str:
+        """ "merged with r12 by alice", or "" when the edit was not merged."""
+        if self.merged_with is None:
+            return ""
+        author = self.merged_with.author
+        return f"merged with r{self.merged_with.number}" + (
+            f" by {author.get_username()}" if author is not None else ""
+        )
 
     @property
     def version(self) -> int:
@@ -52,6 +70,7 @@ class EditResult:
             "error_count": self.transcript.error_count,
             "warning_count": self.transcript.warning_count,
             "losses": self.losses,
+            "merged_with": self.merged_with.number if self.merged_with is not None else None,
         }
 
 
@@ -71,13 +90,15 @@ def edit_message(
     unknown = sorted(set(changes) - EDITABLE_FIELDS)
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
-    messages = _current_messages(transcript, expected_version)
-    check_index(messages, index)
-    edited = {**messages[index].to_dict(), **changes}
-    if "end" not in edited:  # to_dict omits a None terminator: keep it None (truncated)
-        edited["end"] = None
-    messages[index] = _one_message(edited, index)
-    return _save(transcript, messages, expected_version, author, note or f"edited message {index}")
+
+    def change(messages: list[formats.Message]) -> None:
+        check_index(messages, index)
+        edited = {**messages[index].to_dict(), **changes}
+        if "end" not in edited:  # to_dict omits a None terminator: keep it None (truncated)
+            edited["end"] = None
+        messages[index] = _one_message(edited, index)
+
+    return _save(transcript, change, expected_version, author, note or f"edited message {index}")
 
 
 def insert_message(
@@ -90,37 +111,42 @@ def insert_message(
     note: str = "",
 ) -> EditResult:
     """Insert ``message`` after message ``after`` (``None``: at the start)."""
-    messages = _current_messages(transcript, expected_version)
     position = 0 if after is None else after + 1
-    if after is not None:
-        check_index(messages, after)
     new = dict(NEW_MESSAGE if message is None else message)
     new.setdefault("end", formats.END)
-    messages.insert(position, _one_message(new, position))
+
+    def change(messages: list[formats.Message]) -> None:
+        if after is not None:
+            check_index(messages, after)
+        messages.insert(position, _one_message(new, position))
+
     return _save(
-        transcript, messages, expected_version, author, note or f"inserted message {position}"
+        transcript, change, expected_version, author, note or f"inserted message {position}"
     )
 
 
 def delete_message(
     transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
-    messages = _current_messages(transcript, expected_version)
-    check_index(messages, index)
-    del messages[index]
-    return _save(transcript, messages, expected_version, author, note or f"deleted message {index}")
+    def change(messages: list[formats.Message]) -> None:
+        check_index(messages, index)
+        del messages[index]
+
+    return _save(transcript, change, expected_version, author, note or f"deleted message {index}")
 
 
 def move_message(
     transcript: Transcript, index: int, to: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
     """Move message ``index`` so that it ends up at index ``to``."""
-    messages = _current_messages(transcript, expected_version)
-    check_index(messages, index)
-    check_index(messages, to)
-    messages.insert(to, messages.pop(index))
+
+    def change(messages: list[formats.Message]) -> None:
+        check_index(messages, index)
+        check_index(messages, to)
+        messages.insert(to, messages.pop(index))
+
     return _save(
-        transcript, messages, expected_version, author, note or f"moved message {index} to {to}"
+        transcript, change, expected_version, author, note or f"moved message {index} to {to}"
     )
 
 
@@ -128,18 +154,45 @@ def duplicate_message(
     transcript: Transcript, index: int, *, expected_version: int, author, note: str = ""
 ) -> EditResult:
     """Insert a copy of message ``index`` right after it."""
-    messages = _current_messages(transcript, expected_version)
-    check_index(messages, index)
-    messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
+
+    def change(messages: list[formats.Message]) -> None:
+        check_index(messages, index)
+        messages.insert(index + 1, formats.Message.from_dict(messages[index].to_dict()))
+
     return _save(
-        transcript, messages, expected_version, author, note or f"duplicated message {index}"
+        transcript, change, expected_version, author, note or f"duplicated message {index}"
     )
 
 
+# An edit of the message list: changes the list it is given in place (or raises).
+Change = Callable[[list[formats.Message]], None]
+
+
 def _current_messages(transcript: Transcript, version: int) -> list[formats.Message]:
-    """The messages an edit made from ``version`` starts from: as they are at that version
-    (the save refuses any other), never a prefetch from an earlier read."""
+    """The messages an edit made from ``version`` starts from: as they were at that version,
+    never a prefetch from an earlier read. When the transcript has moved on, that version's
+    revision holds them (the edit may still be merged on top: ``merge_messages``)."""
+    if transcript.version != version:
+        base = _messages_of_revision(transcript, version)
+        if base is not None:
+            return base
     return transcript.messages_at(version)
+
+
+def _messages_of_revision(transcript: Transcript, number: int) -> list[formats.Message] | None:
+    state = _state_of_revision(transcript, number)
+    return None if state is None else state.messages
+
+
+def _state_of_revision(transcript: Transcript, number: int) -> formats.Transcript | None:
+    """The canonical transcript revision ``number`` saved, None when there is no such state."""
+    revision = Revision.objects.filter(transcript_id=transcript.pk, number=number).first()
+    if revision is None:
+        return None
+    try:
+        return revision.canonical()
+    except HistoryBroken:  # a row moved on without its revisions: nothing to merge from
+        return None
 
 
 def check_index(messages: Sequence[formats.Message], index: int) -> None:
@@ -165,20 +218,93 @@ def _one_message(data: Mapping[str, Any], index: int) -> formats.Message:
 
 
 def _save(
-    transcript: Transcript,
-    messages: list[formats.Message],
-    expected_version: int,
-    author,
-    note: str,
+    transcript: Transcript, change: Change, expected_version: int, author, note: str
 ) -> EditResult:
+    """Save ``change`` applied to the messages at ``expected_version``; from a stale version,
+    merged onto the stored messages when no message was changed by both."""
+    messages = _current_messages(transcript, expected_version)
+    change(messages)
+    try:
+        saved = save_transcript(
+            transcript,
+            expected_version=expected_version,
+            author=author,
+            messages=messages,
+            note=note,
+        )
+    except ConflictError as conflict:
+        return _merged_save(transcript, change, conflict, author, note)
+    return EditResult(saved)
+
+
+def _merged_save(
+    transcript: Transcript, change: Change, conflict: ConflictError, author, note: str
+) -> EditResult:
+    """Apply ``change``, made from ``conflict.expected_version``, on top of the stored
+    version, or raise ``conflict`` when the two overlap.
+
+    Mine is ``change`` applied again to that version as its revision saved it (the page's
+    request may have read the messages after the other save). The save is version-checked
+    like any other (on the version the merge read), so a third save in between is a
+    conflict again."""
+    theirs_revision = (
+        Revision.objects.filter(transcript_id=transcript.pk, number=conflict.current_version)
+        .select_related("author")
+        .defer("snapshot")
+        .first()
+    )
+    base = _state_of_revision(transcript, conflict.expected_version)
+    theirs_doc = conflict.current["transcript"]
+    # Rewritten in another spec meanwhile: the messages do not hold the same fields.
+    if theirs_revision is None or base is None or theirs_doc["spec"] != base.spec:
+        raise conflict
+    theirs = [formats.Message.from_dict(data) for data in theirs_doc["messages"]]
+    mine = list(base.messages)
+    try:
+        change(mine)
+    except MessageNotFound:  # the message is not where the page had it
+        raise conflict from None
+    merged = merge_messages(base.messages, theirs, mine)
+    if merged is None:
+        raise conflict
+    result = EditResult(transcript, merged_with=theirs_revision)
     saved = save_transcript(
         transcript,
-        expected_version=expected_version,
+        expected_version=conflict.current_version,
         author=author,
-        messages=messages,
-        note=note,
+        messages=merged,
+        note=f"{note} ({result.merge_note})"[:500],
     )
-    return EditResult(saved)
+    result.transcript = saved
+    return result
+
+
+def merge_messages(
+    base: Sequence[formats.Message],
+    theirs: Sequence[formats.Message],
+    mine: Sequence[formats.Message],
+) -> list[formats.Message] | None:
+    """The three-way merge of two edits of ``base``, message by message: a message changed
+    on one side only takes that side's version; one changed alike on both sides is kept;
+    one changed differently on both sides is a conflict (None).
+
+    Messages are matched by index, so only edits that keep every index are merged: when
+    either side inserted or deleted messages (the counts differ), this answers None and the
+    caller shows the conflict view (docs/storage.md). A move keeps the count: it is the
+    change of each message it shifted, merged like any edit of those messages.
+    """
+    if not len(base) == len(theirs) == len(mine):
+        return None
+    merged = []
+    for old, their, my in zip(base, theirs, mine, strict=True):
+        old_print, their_print, my_print = old.fingerprint(), their.fingerprint(), my.fingerprint()
+        if my_print in (old_print, their_print):
+            merged.append(their)
+        elif their_print == old_print:
+            merged.append(my)
+        else:
+            return None
+    return merged
 
 
 # --- quick fixes ----------------------------------------------------------------------------

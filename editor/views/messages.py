@@ -185,6 +185,15 @@ def message_save(request, pk, index):
         return _form_error(request, index, missing.message, status=404)
     except DomainError as refused:
         return _form_error(request, index, refused.message, status=refused.status)
+    if result.merged_with is not None:
+        # Someone else's save went in meanwhile: the whole list, with theirs, and say so.
+        return _list_response(
+            request,
+            result.transcript,
+            audience,
+            focus=index,
+            extra={"toast": f"Saved: {result.merge_note}.", "toast_merged": True},
+        )
     return _card_response(request, result.transcript, index, audience, extra={"saved": True})
 
 
