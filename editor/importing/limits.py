@@ -13,11 +13,17 @@ MAX_LINE_BYTES = MAX_TRANSCRIPT_BYTES
 # A zip is refused before anything is read from it when its members would inflate to more
 # than this in all, or when it has more members than a dataset has transcripts; one member is
 # refused unread when it inflates more than MAX_COMPRESSION_RATIO times (text deflates 3 to
-# 20 times; a zip bomb 1000 times), unless it is small enough not to matter.
+# 20 times; a zip bomb 1000 times), unless it is small enough not to matter. What a zip
+# declares may lie: the same bounds hold on the bytes as they actually inflate, and reading
+# stops as soon as one is passed.
 MAX_ARCHIVE_BYTES = 4 * 1024**3
 MAX_ARCHIVE_MEMBERS = 200_000
 MAX_COMPRESSION_RATIO = 200
 RATIO_FREE_BYTES = 1024 * 1024
+# The zip's central directory (what ``zipfile`` reads whole, and turns into an object per
+# member) is refused past this size, read from its end record before ``zipfile`` opens it:
+# 200,000 members with names of 280 characters fit.
+MAX_DIRECTORY_BYTES = 64 * 1024 * 1024
 # A batch is written, and its prepared transcripts let go, after this many characters of source
 # text even when it has fewer than ``batch_size`` items: a few huge items must not all be
 # held at once.

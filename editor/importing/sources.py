@@ -20,7 +20,7 @@ from editor import formats
 from editor.errors import InvalidContent
 from editor.formats import jsonl
 from editor.importing import limits
-from editor.importing.archives import read_folder, read_zip
+from editor.importing.archives import check_directory, read_folder, read_zip
 from editor.importing.candidates import Candidate, file_candidates
 from editor.importing.lines import bounded_lines, first_line, is_message_line, read_jsonl
 from editor.importing.report import ImportReport
@@ -90,6 +90,7 @@ def _open_zip(stream: IO[bytes], opened: ExitStack) -> zipfile.ZipFile:
         shutil.copyfileobj(stream, spool)
         spool.seek(0)
         stream = spool
+    check_directory(stream)  # before zipfile reads the directory whole
     try:
         return opened.enter_context(zipfile.ZipFile(stream))
     except zipfile.BadZipFile as error:
