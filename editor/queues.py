@@ -10,7 +10,8 @@ do not all queue up behind the same row; SQLite has no row locks (its writes are
 and relies on the constraint alone.
 
 Reviewing feeds the transcript's own workflow: a submitted item is in review, an approved one
-approved (what exports filter on), a rejected one rejected.
+approved (what exports filter on), a rejected one rejected; an item several annotators worked
+on is approved only once every required submission is (``workflow.item_status``).
 """
 
 from __future__ import annotations
@@ -293,8 +294,9 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
     now = now or timezone.now()
     with transaction.atomic():
         submit_answers(assignment.item.transcript, user=user)
+        _lock_item(assignment.item)
         assignment = _move(assignment, "submit", submitted_at=now)
-        _set_transcript_status(assignment.item.transcript, Status.IN_REVIEW, user, "submitted")
+        _follow_item(assignment.item, user, "submitted")
     return assignment
 
 
@@ -319,6 +321,7 @@ def review(
     check_storable_text(comment, "The comment")
     now = now or timezone.now()
     with transaction.atomic():
+        _lock_item(assignment.item)
         assignment = _move(
             assignment,
             decision,
@@ -326,9 +329,25 @@ def review(
             reviewed_at=now,
             review_comment=comment.strip(),
         )
-        target = Status.APPROVED if decision == "approve" else Status.REJECTED
-        _set_transcript_status(assignment.item.transcript, target, reviewer, f"review: {decision}")
+        _follow_item(assignment.item, reviewer, f"review: {decision}")
     return assignment
+
+
+def _lock_item(item: QueueItem) -> None:
+    """Moves on the assignments of one item take turns (PostgreSQL: a row lock; SQLite
+    serializes writers anyway), so that the last one reads the others' states as they are:
+    two approvals at once must not both see the other still waiting."""
+    QueueItem.objects.select_for_update().filter(pk=item.pk).first()
+
+
+def _follow_item(item: QueueItem, author, note: str) -> None:
+    """The transcript takes the status its item's submissions give it together
+    (``workflow.item_status``: approved once every required one is, rejected if any is)."""
+    states = QueueAssignment.objects.filter(item=item).values_list("state", flat=True)
+    status = workflow.item_status(states, required=item.queue.overlap)
+    transcript = item.transcript
+    transcript.refresh_from_db()  # another assignment's move may have changed it since
+    _set_transcript_status(transcript, status, author, note)
 
 
 def _require_owner(assignment: QueueAssignment, user) -> None:

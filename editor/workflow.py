@@ -19,10 +19,25 @@ sends it back to review, so that an export of approved data never holds content 
 reviewed. Saving text with errors as a draft (raw mode) makes it a draft, from any status.
 Every move is a save (``editing.apply_transition`` → ``storage.save_transcript``):
 version-checked, one revision each. This module holds the rules only; it imports no storage.
+
+A transcript in a review queue follows its item, and an item may be worked on by several
+annotators (the queue's ``overlap``): each submission is reviewed on its own, and the
+transcript's status is decided by all of them together (``item_status``):
+
+- **rejected** as soon as any submission of the item is rejected (its annotator gets it back
+  with the comment; approving another submission does not override that);
+- **approved** only once every required submission is approved: as many approved
+  submissions as the queue's overlap asks for, none rejected;
+- otherwise **in review** (a submission waits for its review, or a place of the item is not
+  handed in yet: still claimed, skipped back to the pool, or never taken).
+
+A rejected submission that is resubmitted waits for review again, so the transcript goes back
+to review (or to approved, once that submission is approved and the others were).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from editor.errors import NotAllowed, TransitionRefused
@@ -153,3 +168,15 @@ def check_assignment_move(state: str, move: str) -> str:
             f"(only from: {', '.join(sorted(AssignmentState(s).label.lower() for s in sources))})."
         )
     return target
+
+
+def item_status(states: Iterable[str], *, required: int) -> str:
+    """The status of a transcript whose queue item has assignments in ``states`` (any states:
+    only submitted, approved and rejected ones count), ``required`` of them to be approved
+    (the queue's overlap): the rule of the module docstring."""
+    states = list(states)
+    if A.REJECTED in states:
+        return Status.REJECTED
+    if states.count(A.APPROVED) >= required:
+        return Status.APPROVED
+    return Status.IN_REVIEW

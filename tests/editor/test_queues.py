@@ -177,6 +177,8 @@ def test_submit_review_reject_resubmit_approve(
     queue, django_user_model, dataset, curator, annotator
 ):
     (worker,) = annotators(django_user_model, dataset, 1)
+    queue.overlap = 1  # one submission per item: its review decides
+    queue.save(update_fields=["overlap"])
     assignment = queues.claim_next(queue, worker)
     with pytest.raises(NotAllowed):
         queues.submit(assignment, annotator)  # not theirs
@@ -201,6 +203,27 @@ def test_submit_review_reject_resubmit_approve(
     assert assignment.slot is not None  # an approved assignment keeps its place
     notes = list(transcript.revisions.order_by("number").values_list("note", flat=True))
     assert "review: approve (review queue)" in notes
+
+
+def test_an_item_of_two_annotators_is_approved_only_once_both_are(
+    queue, django_user_model, dataset, curator
+):
+    first, second = annotators(django_user_model, dataset, 2)
+    mine, theirs = (queues.submit(queues.claim_next(queue, u), u) for u in (first, second))
+    assert mine.item == theirs.item
+    transcript = mine.item.transcript
+
+    queues.review(theirs, curator, decision="reject", comment="Wrong label.")
+    queues.review(mine, curator, decision="approve")
+    transcript.refresh_from_db()
+    assert transcript.status == Status.REJECTED  # not approved over the rejection
+
+    theirs = queues.submit(theirs, second)
+    transcript.refresh_from_db()
+    assert transcript.status == Status.IN_REVIEW
+    queues.review(theirs, curator, decision="approve")
+    transcript.refresh_from_db()
+    assert transcript.status == Status.APPROVED
 
 
 def test_a_concurrent_move_is_refused(queue, django_user_model, dataset):

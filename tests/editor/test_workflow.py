@@ -193,3 +193,32 @@ def test_the_api_lists_and_makes_moves(transcript, annotator, curator):
         422,
         "invalid-request",
     )
+
+
+# --- an item several annotators worked on -----------------------------------------------------
+
+SUB, APP, REJ, CLM, SKP = "submitted", "approved", "rejected", "claimed", "skipped"
+
+
+@pytest.mark.parametrize(
+    ("states", "required", "status"),
+    [
+        ((SUB,), 1, R),
+        ((APP,), 1, A),
+        ((REJ,), 1, J),
+        ((APP, SUB), 2, R),  # one still waits for its review
+        ((APP, APP), 2, A),  # every required submission approved
+        ((APP, REJ), 2, J),  # one rejection is enough: the item goes back
+        ((REJ, SUB), 2, J),
+        ((REJ, APP, APP), 3, J),
+        ((APP,), 2, R),  # the second place is not taken yet
+        ((APP, CLM), 2, R),  # … or its annotator is still at work
+        ((APP, SKP), 2, R),  # a skip gave the place back
+        ((APP, APP, SKP), 2, A),
+        ((APP, APP), 1, A),  # more approvals than required
+    ],
+)
+def test_the_status_of_an_item_from_its_submissions(states, required, status):
+    from editor.workflow import item_status
+
+    assert item_status(states, required=required) == status
