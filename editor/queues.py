@@ -41,7 +41,6 @@ from editor.models import (
     QueueItem,
     ReviewQueue,
     Revision,
-    Status,
     Transcript,
     TranscriptFilter,
 )

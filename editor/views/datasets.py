@@ -15,6 +15,7 @@ from editor.errors import ConflictError, DomainError, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.importing.tasks import progress_of, start_import_task
 from editor.listing import TranscriptList
+from editor.listing import filters as filter_forms
 from editor.listing import search as search_pages
 from editor.listing.filters import TranscriptFilterForm
 from editor.models import END_USER_AUDIENCE, Dataset, Role, Status, Transcript
@@ -95,11 +96,14 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     sort = filters.sort_key()
     listed = TranscriptList.of(dataset, request.user, filters.to_filter(), sort=sort)
     page = listed.page(request.GET.get("page"), PAGE_SIZE)
+    code_facet = filter_forms.code_facet(listed.code_counts(), request.GET, page_path)
     queues = list(dataset.queues.all())
     context = {
         "dataset": dataset,
         "filter_form": filters,
         "page": page,
+        "code_facet": code_facet,
+        "known_codes": filter_forms.known_codes(),
         "page_links": _page_links(request, page_path, page),
         "sort_links": _sort_links(request, page_path, sort),
         "bulk_url": _url(request, reverse("dataset-bulk", args=[dataset.slug]), page=None),
