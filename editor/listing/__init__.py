@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 
 from django.core.paginator import Page, Paginator
 
+from editor.db.json_items import ItemValues, rows_per_item_value
+from editor.formats.diagnostics import CODES
 from editor.listing import search
 from editor.listing.filters import DEFAULT_SORT
 from editor.models import Dataset, Transcript, TranscriptFilter, TranscriptQuerySet
@@ -45,13 +47,26 @@ class TranscriptList:
         return self._all().summaries().matching(wanted).sorted_by(self.sort)
 
     def page(self, number, per_page: int) -> Page:
-        """Page ``number`` as the dataset page shows it (with snippets when searching)."""
-        rows = self.rows().select_related("updated_by")
-        if not self.wanted.text:
-            return Paginator(rows, per_page).get_page(number)
-        return search.search_page(
-            rows, self.wanted.text, self.wanted.search_hidden, number, per_page
+        """Page ``number`` as the dataset page shows it (with snippets when searching), each
+        row with its diagnostic codes (``diagnostic_codes``: ``(code, severity)`` pairs)."""
+        rows = (
+            self.rows()
+            .select_related("updated_by")
+            .annotate(codes=ItemValues("diagnostics", "code"))
         )
+        if not self.wanted.text:
+            page = Paginator(rows, per_page).get_page(number)
+        else:
+            page = search.search_page(
+                rows, self.wanted.text, self.wanted.search_hidden, number, per_page
+            )
+        page.object_list = list(page.object_list)
+        for row in page.object_list:
+            row.diagnostic_codes = [
+                (code, CODES[code].severity if code in CODES else "error")
+                for code in (row.codes or "").split()
+            ]
+        return page
 
     def first_rows(self, rows_needed: int) -> TranscriptQuerySet:
         """The rows in the form that gives the first ``rows_needed`` fastest and still counts
@@ -66,3 +81,12 @@ class TranscriptList:
     def ids(self) -> list[int]:
         """Every match's id, in id order (a bulk action's selection)."""
         return list(self._all().matching(self.wanted).order_by("pk").values_list("pk", flat=True))
+
+    def code_counts(self) -> list[tuple[str, int]] | None:
+        """The diagnostic codes the matching transcripts hold, each with how many hold it,
+        most held first (the dataset page's facet). None while words are searched: that
+        count would cost what counting every match of the words costs (the page estimates
+        it instead; docs/performance.md)."""
+        if self.wanted.text:
+            return None
+        return rows_per_item_value(self._all().matching(self.wanted), "diagnostics", "code")

@@ -2,9 +2,13 @@
 read into a ``TranscriptFilter``: the dataset page, its bulk actions and its exports read
 them with this one form."""
 
+from dataclasses import dataclass
+
 from django import forms
+from django.http import QueryDict
 
 from editor import formats
+from editor.formats.diagnostics import CODES
 from editor.labels.filters import filter_choices, parse_label_filter, pickable_questions
 from editor.models import Contains, Dataset, Status, TranscriptFilter
 from editor.search import MAX_SEARCH_LENGTH
@@ -64,7 +68,9 @@ class TranscriptFilterForm(forms.Form):
     code = forms.CharField(
         required=False,
         label="Diagnostic code",
-        widget=forms.TextInput(attrs={"placeholder": "E-STREAM-TRUNCATED", "type": "search"}),
+        widget=forms.TextInput(
+            attrs={"placeholder": "E-STREAM-TRUNCATED", "type": "search", "list": "known-codes"}
+        ),
     )
     has = forms.MultipleChoiceField(
         choices=Contains.choices,
@@ -108,3 +114,53 @@ class TranscriptFilterForm(forms.Form):
 
     def sort_key(self) -> str:
         return self.cleaned_data.get("sort") or DEFAULT_SORT
+
+
+@dataclass(frozen=True)
+class CodeChoice:
+    """One code of the dataset page's facet: how many matching transcripts hold it, and the
+    address of the list filtered by it (the other filters kept; the current one: without)."""
+
+    code: str
+    severity: str
+    count: int
+    url: str
+    active: bool
+
+
+def code_facet(counts: list[tuple[str, int]] | None, query: QueryDict, path: str):
+    """The facet of ``counts`` (``TranscriptList.code_counts``) on the page at ``path`` whose
+    query string is ``query``: one click filters by a code, a second click removes it."""
+    if counts is None:
+        return None
+    current = (query.get("code") or "").strip()
+    return [
+        CodeChoice(
+            code=code,
+            severity=CODES[code].severity if code in CODES else "error",
+            count=count,
+            url=_with(query, path, code=None if code == current else code),
+            active=code == current,
+        )
+        for code, count in counts
+    ]
+
+
+def known_codes() -> list[str]:
+    """Every diagnostic code the validator can give (the code field's suggestions)."""
+    return sorted(CODES)
+
+
+def _with(query: QueryDict, path: str, **changes) -> str:
+    """``path`` with ``query`` minus its empty values and its page, with ``changes`` (None
+    removes a parameter)."""
+    params = QueryDict(mutable=True)
+    for name, values in query.lists():
+        if name != "page":
+            params.setlist(name, [value for value in values if value])
+    for name, value in changes.items():
+        params.pop(name, None)
+        if value is not None:
+            params[name] = value
+    encoded = params.urlencode()
+    return f"{path}?{encoded}" if encoded else path
