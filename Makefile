@@ -25,8 +25,9 @@ run: $(STAMP)
 	$(BIN)/python manage.py ensure_local_login
 	$(BIN)/python manage.py load_demo --curator admin
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	@echo "Background tasks (imports): one task worker (manage.py task_worker) runs beside the server"
-	@$(BIN)/python manage.py task_worker --no-reload --verbosity 0 & WORKER=$$!; \
+	@echo "Background tasks (imports): one task worker (manage.py task_worker) runs beside the server,"
+	@echo "restarted by scripts/supervise.sh if it ever exits"
+	@scripts/supervise.sh $(BIN)/python manage.py task_worker --no-reload --verbosity 0 & WORKER=$$!; \
 		trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
 		$(BIN)/python manage.py runserver $(HOST):$(PORT)
 

@@ -20,12 +20,14 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TypeVar
 
 from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -33,6 +35,38 @@ from django_tasks_db.models import DBTaskResult
 from editor.models import TaskStatus, TaskWorker, TrackedTask
 
 logger = logging.getLogger(__name__)
+
+# What a database does for a while and then stops doing: SQLite locked by another writer past
+# its timeout ("database is locked"), a PostgreSQL connection dropped or a server restarting
+# ("server closed the connection": OperationalError or InterfaceError). A task worker waits
+# these out; any other error is a bug and is raised.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+# The pauses between attempts after a transient error (seconds): growing, then the last one.
+RETRY_DELAYS = (0.5, 1, 2, 4, 8, 15, 30)
+
+Result = TypeVar("Result")
+
+
+def close_broken_connections() -> None:
+    """Close this thread's database connections after a failure: the next query opens a
+    fresh one instead of failing again on a connection the server has dropped."""
+    connections.close_all()
+
+
+def retrying(action: Callable[[], Result], what: str, delays=RETRY_DELAYS) -> Result:
+    """``action()``, tried again after each transient database error, with the pauses of
+    ``delays`` (logged, the broken connection closed); the error after the last pause is
+    raised."""
+    for delay in (*delays, None):
+        try:
+            return action()
+        except TRANSIENT_ERRORS as error:
+            if delay is None:
+                raise
+            logger.warning("%s: the database failed (%s); trying again in %s s", what, error, delay)
+            close_broken_connections()
+            time.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 class WorkerDied(Exception):
@@ -70,18 +104,26 @@ class Recovery:
 
 
 def claim(model: type[TrackedTask], pk: int) -> bool:
-    """Mark a queued task running on this worker; False if it is not queued (any more)."""
-    now = timezone.now()
-    return bool(
-        model.objects.filter(pk=pk, status=TaskStatus.QUEUED).update(
-            status=TaskStatus.RUNNING,
-            started_at=now,
-            heartbeat_at=now,
-            worker=worker_id(),
-            attempts=F("attempts") + 1,
-            error="",
+    """Mark a queued task running on this worker; False if it is not queued (any more).
+
+    A transient database error is waited out (``retrying``): a task that could not be claimed
+    would stay queued with nobody left to run it.
+    """
+
+    def take() -> bool:
+        now = timezone.now()
+        return bool(
+            model.objects.filter(pk=pk, status=TaskStatus.QUEUED).update(
+                status=TaskStatus.RUNNING,
+                started_at=now,
+                heartbeat_at=now,
+                worker=worker_id(),
+                attempts=F("attempts") + 1,
+                error="",
+            )
         )
-    )
+
+    return retrying(take, f"Claiming {model.__name__} {pk}")
 
 
 def finish(model: type[TrackedTask], pk: int, status: str, **fields) -> bool:
@@ -124,12 +166,14 @@ class Heartbeat:
             connections.close_all()
 
     def beat(self) -> None:
+        """One beat; a failed one is logged and the next tries again on a fresh connection."""
         try:
             self.model.objects.filter(
                 pk=self.pk, status=TaskStatus.RUNNING, worker=self.worker
             ).update(heartbeat_at=timezone.now(), progress=self.progress)
-        except DatabaseError as error:
-            logger.debug("Heartbeat of %s %s skipped: %s", self.model.__name__, self.pk, error)
+        except (DatabaseError, InterfaceError) as error:
+            logger.info("Heartbeat of %s %s skipped: %s", self.model.__name__, self.pk, error)
+            close_broken_connections()
 
 
 def is_dead(task: TrackedTask, now=None) -> bool:

@@ -5,6 +5,11 @@ Beside the worker loop, a thread of its own every few seconds says this worker i
 then failed: ``editor.background``). It does so once at start too, so restarting a crashed
 worker picks its tasks up again. Takes every option of ``db_worker``; its worker id is
 ``host:pid``, which is how a dead worker on this host is told at once.
+
+A transient database error (SQLite locked by a CLI import or a dataset delete, a PostgreSQL
+connection dropped: ``background.TRANSIENT_ERRORS``) never ends the worker: its poll, its
+watch and its heartbeats log it, close the broken connection and try again, the poll after a
+growing pause.
 """
 
 from __future__ import annotations
@@ -12,10 +17,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from django.conf import settings
-from django.db import DatabaseError, connections
-from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
+from django.core.management.base import CommandError
+from django.db import DatabaseError, InterfaceError
+from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
 from editor import background
@@ -23,28 +30,90 @@ from editor import background
 logger = logging.getLogger(__name__)
 
 
+class Worker(db_worker.Worker):
+    """``db_worker``'s loop, which a transient database error in its poll (taking the queue's
+    lock, marking a task run) would end: here it is logged and the loop starts again after a
+    pause, growing while the errors go on."""
+
+    def run(self) -> None:
+        failures = 0
+        while True:
+            started = time.monotonic()
+            try:
+                return super().run()
+            except background.TRANSIENT_ERRORS as error:
+                if time.monotonic() - started > background.RETRY_DELAYS[-1]:
+                    failures = 0  # it had worked for a while: a new outage
+                delay = background.RETRY_DELAYS[min(failures, len(background.RETRY_DELAYS) - 1)]
+                failures += 1
+                logger.warning(
+                    "Task worker %s: the database failed (%s); polling again in %s s",
+                    self.worker_id,
+                    error,
+                    delay,
+                )
+                background.close_broken_connections()
+                self.startup_delay = False
+                time.sleep(delay)
+
+
 class Command(db_worker.Command):
     help = (
-        "Run a task worker: django-tasks-db's db_worker, plus worker heartbeats and the "
-        "recovery of tasks whose worker died."
+        "Run a task worker: django-tasks-db's db_worker, plus worker heartbeats, the recovery "
+        "of tasks whose worker died, and a poll that outlives transient database errors."
     )
 
     def handle(self, *args, **options):
         runs_tasks = not options["reload"] or os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         if not runs_tasks:  # the autoreloader's parent process: its child runs the tasks
             return super().handle(*args, **options)
-        options["worker_id"] = background.worker_id()
         _look_after_tasks()
         stop = threading.Event()
         watch = threading.Thread(target=_keep_looking, args=(stop,), name="task-watch")
         watch.daemon = True
         watch.start()
         try:
-            super().handle(*args, **options)
+            self._run_worker(**options)
         finally:
             stop.set()
             watch.join()
-            background.forget_worker()
+            _forget_worker()
+
+    def _run_worker(
+        self,
+        *,
+        verbosity: int,
+        queue_name: str,
+        interval: float,
+        batch: bool,
+        backend_name: str,
+        startup_delay: bool,
+        reload: bool,
+        max_tasks: int | None,
+        exclude_queues: str,
+        **_,
+    ) -> None:
+        """What ``db_worker`` does, with this module's ``Worker`` and id."""
+        self.configure_logging(verbosity)
+        queue_names = queue_name.split(",")
+        excluded = exclude_queues.split(",") if exclude_queues else []
+        if excluded and "*" not in queue_names:
+            raise CommandError("--exclude-queues can only be used with --queue-name=*")
+        worker = Worker(
+            queue_names=queue_names,
+            interval=interval,
+            batch=batch,
+            backend_name=backend_name,
+            startup_delay=startup_delay,
+            max_tasks=max_tasks,
+            worker_id=background.worker_id(),
+            excluded_queue_names=excluded,
+        )
+        worker.configure_signals()
+        if reload and not batch:
+            run_with_reloader(worker.run)
+        else:
+            worker.run()
 
 
 def _look_after_tasks() -> None:
@@ -53,9 +122,10 @@ def _look_after_tasks() -> None:
         recovered = background.recover_dead_tasks()
         if recovered:
             logger.warning("Recovered %d task(s) whose worker had died", recovered)
-    except DatabaseError as error:
+    except (DatabaseError, InterfaceError) as error:
         # SQLite while an import holds the write lock, or a database restarting: next time.
         logger.info("Task watch skipped: %s", error)
+        background.close_broken_connections()
 
 
 def _keep_looking(stop: threading.Event) -> None:
@@ -63,4 +133,11 @@ def _keep_looking(stop: threading.Event) -> None:
         while not stop.wait(settings.OCM_TASK_HEARTBEAT_SECONDS):
             _look_after_tasks()
     finally:
-        connections.close_all()
+        background.close_broken_connections()
+
+
+def _forget_worker() -> None:
+    try:
+        background.forget_worker()
+    except background.TRANSIENT_ERRORS as error:  # it is forgotten once its row goes stale
+        logger.info("Could not remove this worker's row: %s", error)

@@ -1,0 +1,171 @@
+"""A task worker outlives a busy or vanished database, and ``make run`` restarts one that dies.
+
+The worker runs as a process of its own on a copy of the test database in a file, as under
+``make run``, while this test holds SQLite's write lock from another connection (what a CLI
+import or a dataset delete does): its poll meets "database is locked" again and again. It
+must stay alive, and run the queued import once the lock is released.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from django.db import InterfaceError, OperationalError, connection
+
+from editor import background
+from editor.models import ImportTask, TaskStatus
+from tests.editor.test_task_worker import DATABASE_TASKS, queue_import
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# The worker, with SQLite's wait for a lock cut from 20 s to 0.2 s so that the test sees
+# many failed polls in a couple of seconds.
+WORKER = textwrap.dedent(
+    """
+    import django
+    from django.db import connections
+
+    django.setup()
+    connections.settings["default"]["OPTIONS"]["timeout"] = 0.2
+    from django.core.management import call_command
+
+    call_command(
+        "task_worker", "--batch", "--no-reload", "--no-startup-delay", "--interval=0.1",
+        verbosity=1,
+    )
+    """
+)
+
+
+@pytest.fixture(autouse=True)
+def database_queue(settings):
+    settings.TASKS = DATABASE_TASKS
+
+
+def database_file(tmp_path: Path) -> Path:
+    """The test database as it stands, copied to a file (SQLite's backup API)."""
+    path = tmp_path / "db.sqlite3"
+    connection.ensure_connection()
+    with closing(sqlite3.connect(path)) as copy:
+        connection.connection.backup(copy)
+    return path
+
+
+def test_the_worker_survives_a_locked_database_and_then_runs_the_queued_import(
+    dataset, annotator, tmp_path
+):
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's write lock")
+    task = queue_import(dataset, annotator)
+    path = database_file(tmp_path)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, as a CLI import holds it
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DJANGO_LOG_LEVEL": "INFO"}
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        time.sleep(4)  # Django starts, then polls a locked database for a while
+        assert worker.poll() is None, worker.communicate()[0]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    output, _ = worker.communicate(timeout=60)
+
+    assert worker.returncode == 0, output
+    assert "database is locked" in output
+    assert "polling again in" in output
+    with closing(sqlite3.connect(path)) as db:
+        status, error = db.execute(
+            "SELECT status, error FROM editor_importtask WHERE id = ?", [task.pk]
+        ).fetchone()
+        transcripts = db.execute(
+            "SELECT count(*) FROM editor_transcript WHERE dataset_id = ?", [dataset.pk]
+        ).fetchone()[0]
+    assert (status, error) == (TaskStatus.SUCCEEDED, "")
+    assert transcripts == 3
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OperationalError("database is locked"),
+        OperationalError("server closed the connection unexpectedly"),
+        InterfaceError("connection already closed"),
+    ],
+)
+def test_a_transient_error_while_claiming_is_waited_out(dataset, annotator, monkeypatch, error):
+    task = queue_import(dataset, annotator)
+    monkeypatch.setattr(background, "RETRY_DELAYS", (0, 0))
+    failures = iter([error, error])
+    real_update = type(ImportTask.objects.all()).update
+
+    def flaky_update(queryset, **fields):
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return real_update(queryset, **fields)
+
+    monkeypatch.setattr(type(ImportTask.objects.all()), "update", flaky_update)
+    assert background.claim(ImportTask, task.pk)
+    monkeypatch.undo()
+    task.refresh_from_db()
+    assert task.status == TaskStatus.RUNNING
+
+
+def test_a_heartbeat_that_meets_a_dropped_connection_is_skipped_not_fatal(
+    dataset, annotator, monkeypatch
+):
+    task = queue_import(dataset, annotator)
+    closed = []
+    monkeypatch.setattr(background, "close_broken_connections", lambda: closed.append(True))
+
+    def dropped(*args, **kwargs):
+        raise InterfaceError("connection already closed")
+
+    monkeypatch.setattr(type(ImportTask.objects.all()), "update", dropped)
+    background.Heartbeat(ImportTask, task.pk).beat()
+    assert closed == [True]
+
+
+# --- make run's supervisor ---------------------------------------------------------------------
+
+
+def test_the_supervisor_restarts_a_worker_that_exits_and_says_so(tmp_path):
+    """scripts/supervise.sh runs a command again whenever it exits, logging each restart;
+    stopping the supervisor stops the command."""
+    runs = tmp_path / "runs"
+    command = f"echo run >> {runs}; exit 3"
+    supervisor = subprocess.Popen(
+        [str(ROOT / "scripts" / "supervise.sh"), "sh", "-c", command],
+        env={**os.environ, "SUPERVISE_RESTART_DELAY": "0.1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (
+        not runs.exists() or len(runs.read_text().splitlines()) < 3
+    ):
+        time.sleep(0.1)
+    supervisor.send_signal(signal.SIGTERM)
+    output, _ = supervisor.communicate(timeout=20)
+
+    assert len(runs.read_text().splitlines()) >= 3
+    assert "exited with status 3; restarting it" in output
