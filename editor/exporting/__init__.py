@@ -40,6 +40,7 @@ MESSAGES_SPEC = formats.CHAT_DATASET_SPEC  # the chat-dataset shape of TRL and H
 ID_ATTR = "id"
 PREVIEW_LIMIT = 2000  # transcripts whose losses a page computes while the user waits (~1 s)
 MAX_KEPT_LOSSES = 1000  # a dataset export counts every loss but keeps only this many
+LOSS_EXAMPLES = 5  # transcripts named per lost field (the others are counted: "and N more")
 
 
 class Format(StrEnum):
@@ -180,7 +181,8 @@ class DatasetExport:
         self.count = 0
         self.loss_count = 0
         self.losses: list[dict] = []
-        # What is lost, by field: how many transcripts lose it, and one detail as an example.
+        # What is lost, by field: how many transcripts lose it, one detail as an example, and
+        # the first ``LOSS_EXAMPLES`` of those transcripts (``{"id", "title"}``).
         self.loss_summary: dict[str, dict] = {}
 
     def __iter__(self) -> Iterator[str]:
@@ -247,13 +249,17 @@ class DatasetExport:
 
     def summary(self) -> dict:
         """What the lines written so far could not carry: how many transcripts, how many
-        losses, and for each lost field how many transcripts lose it (with one example)."""
+        losses, and for each lost field how many transcripts lose it (with one example and
+        the first few of those transcripts, ``named``)."""
         return {
             "transcripts": self.count,
             "loss_count": self.loss_count,
-            "losses": dict(
-                sorted(self.loss_summary.items(), key=lambda kind: -kind[1]["transcripts"])
-            ),
+            "losses": {
+                field: {**kind, "more": kind["transcripts"] - len(kind["named"])}
+                for field, kind in sorted(
+                    self.loss_summary.items(), key=lambda kind: -kind[1]["transcripts"]
+                )
+            },
         }
 
     def preview(self, limit: int) -> dict:
@@ -275,8 +281,12 @@ class DatasetExport:
     def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
         self.loss_count += len(losses)
         for lost, detail in {loss["field"]: loss["detail"] for loss in losses}.items():
-            kind = self.loss_summary.setdefault(lost, {"transcripts": 0, "example": detail})
+            kind = self.loss_summary.setdefault(
+                lost, {"transcripts": 0, "example": detail, "named": []}
+            )
             kind["transcripts"] += 1
+            if len(kind["named"]) < LOSS_EXAMPLES:
+                kind["named"].append({"id": transcript.pk, "title": str(transcript)})
         room = MAX_KEPT_LOSSES - len(self.losses)
         if room > 0:
             who = transcript.external_id or transcript.pk

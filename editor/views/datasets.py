@@ -1,5 +1,7 @@
 """HTML views: thin. They read the request, call one domain function and render."""
 
+import copy
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import QueryDict, StreamingHttpResponse
@@ -129,6 +131,14 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     }
     context.update(overrides)
     return context
+
+
+def _without_query(request):
+    """``request`` as if its address had no query string (a page whose query string holds
+    another form's fields, not the table's)."""
+    bare = copy.copy(request)
+    bare.GET = QueryDict()
+    return bare
 
 
 def _url(request, path: str, **changes) -> str:
@@ -325,8 +335,13 @@ def dataset_export(request, slug):
         if request.htmx:
             context = {"dataset": dataset, "export_preview": preview, "export_options": options}
             return render(request, "editor/dataset.html#export-preview", context)
+        # The export's spec and statuses are in this address too: not the table's filters.
         context = dataset_context(
-            request, dataset, export_form=form, export_preview=preview, export_options=options
+            _without_query(request),
+            dataset,
+            export_form=form,
+            export_preview=preview,
+            export_options=options,
         )
         return render(request, "editor/dataset.html", context)
     name = f"{dataset.slug}-{options['spec'] or options['format']}.jsonl"
