@@ -101,6 +101,11 @@ class Recovery:
     give_up: Callable[[TrackedTask], None]
     # Whether running it again can do harm (a partial import has committed some items).
     may_retry: Callable[[TrackedTask], bool] = lambda task: True
+    # What a task given up on is left saying: given the task and how it ended ("The task
+    # worker running it (…) stopped after 1 attempt(s)"), the fields to write (its error, a
+    # report of what it kept), read in the transaction that marks it failed. None: nothing
+    # of its last attempt was kept (its transaction died with its connection).
+    account_for: Callable[[TrackedTask, str], dict] | None = None
 
 
 def claim(model: type[TrackedTask], pk: int) -> bool:
@@ -206,11 +211,20 @@ def recover(task: TrackedTask, recovery: Recovery) -> bool:
             if taken:
                 transaction.on_commit(lambda: recovery.requeue(task.pk))
     else:
-        taken = was_running.update(
-            status=TaskStatus.FAILED,
-            finished_at=timezone.now(),
-            error=f"{gone} after {task.attempts} attempt(s); nothing of the last one was kept.",
-        )
+        ended = f"{gone} after {task.attempts} attempt(s)"
+        with transaction.atomic():
+            # Marked failed first: the row is then this transaction's until it commits, so a
+            # worker only thought dead cannot commit more of it while it is accounted for.
+            taken = was_running.update(
+                status=TaskStatus.FAILED,
+                finished_at=timezone.now(),
+                error=f"{ended}; nothing of the last one was kept.",
+            )
+            if taken and recovery.account_for is not None:
+                task.refresh_from_db()
+                account = recovery.account_for(task, ended)
+                if account:
+                    recovery.model.objects.filter(pk=task.pk).update(**account)
         if taken:
             task.refresh_from_db()
             recovery.give_up(task)

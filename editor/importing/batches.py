@@ -96,6 +96,7 @@ class Importer:
         report: ImportReport,
         progress: ProgressCallback | None,
         batch_size: int,
+        tag: str = "",
     ):
         self.dataset = dataset
         self.author = author
@@ -104,16 +105,24 @@ class Importer:
         self.report = report
         self.progress = progress
         self.batch_size = batch_size
+        self.notes = revision_notes(tag)
         self.seen_ids: dict[str, str] = {}  # external id -> where it was first seen
         # Review states are the workflow's: only whoever may decide them (a curator, or the
         # system behind a management command) carries them over from a file, so that a dataset
         # moved by export and import keeps them. Everyone else's new transcripts are drafts.
         self.keeps_status = author is None or dataset.can_curate(author)
 
-    def run(self, candidates: Iterable[Candidate]) -> None:
-        """Partial mode: write each batch as soon as it is read (each in its own transaction)."""
+    def run(
+        self, candidates: Iterable[Candidate], before_commit: ProgressCallback | None = None
+    ) -> None:
+        """Partial mode: write each batch as soon as it is read, each in its own transaction;
+        ``before_commit`` is called inside it with the report so far (what it writes commits
+        with the batch; what it raises rolls the batch back and ends the import)."""
         for batch in self._prepared_batches(candidates):
-            self._write([(item, new) for _, item, new in batch])
+            with transaction.atomic():
+                self._write([(item, new) for _, item, new in batch])
+                if before_commit is not None:
+                    before_commit(self.report)
             self._report_progress()
 
     def prepare_all(self, candidates: Iterable[Candidate]) -> PreparedItems:
@@ -226,7 +235,7 @@ class Importer:
                     [new for _, new in batch],
                     author=self.author,
                     kind=RevisionKind.IMPORT,
-                    note="imported",
+                    note=self.notes[Action.CREATED],
                     checked=True,  # by _prepare, item by item
                 )
         except IntegrityError:
@@ -270,13 +279,20 @@ class Importer:
                 spec=new.content.spec,
                 title=new.title,
                 metadata=new.metadata,
-                note="re-imported",
+                note=self.notes[Action.UPDATED],
                 kind=RevisionKind.IMPORT,
             )
         except DomainError as error:
             self._fail(item, error.message, error.code)
             return
         self.report.record(item, Action.UPDATED)
+
+
+def revision_notes(tag: str = "") -> dict[str, str]:
+    """The notes of the revisions an import writes, by what it did; ``tag`` names the import
+    in them (a task's ``import 12``), which is how the transcripts it wrote are found again."""
+    notes = {Action.CREATED: "imported", Action.UPDATED: "re-imported"}
+    return {action: f"{note} ({tag})" if tag else note for action, note in notes.items()}
 
 
 def default_title(content: TranscriptContent, fallback: str) -> str:

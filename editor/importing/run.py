@@ -33,6 +33,7 @@ def import_transcripts(
     progress: ProgressCallback | None = None,
     batch_size: int = BATCH_SIZE,
     before_commit: ProgressCallback | None = None,
+    tag: str = "",
 ) -> ImportReport:
     """Import every transcript in ``source`` into ``dataset`` and report on each.
 
@@ -48,7 +49,11 @@ def import_transcripts(
     writing alone, not for the reading. ``progress`` is called outside any transaction in
     that first phase. ``before_commit`` is called inside that transaction once everything is
     written, with the report: what it writes commits with the import, and what it raises
-    rolls the import back (a task records its success with the data it describes).
+    rolls the import back (a task records its success with the data it describes). A partial
+    import calls it inside each batch's transaction instead, with the report so far (a task
+    records what is committed as it is committed, so that what it kept is known if its
+    worker dies). ``tag`` is added to the notes of the revisions it writes (``imported
+    (import 12)``), so the transcripts an import wrote can be found by it.
 
     Raises ``ImportRejected`` (all-or-nothing mode, some item unreadable: nothing written)
     and ``NotAllowed``; otherwise returns the report.
@@ -61,10 +66,10 @@ def import_transcripts(
     except ValueError as error:
         raise InvalidContent(str(error), code="invalid-request") from None
     report = ImportReport(partial=partial)
-    importer = Importer(dataset, author, on_conflict, partial, report, progress, batch_size)
+    importer = Importer(dataset, author, on_conflict, partial, report, progress, batch_size, tag)
     with open_source(source, kind, name, report, spec) as candidates:
         if partial:
-            importer.run(candidates)
+            importer.run(candidates, before_commit)
         else:
             with importer.prepare_all(candidates) as prepared:
                 if report.failed:

@@ -22,12 +22,16 @@ from django_tasks import task
 
 from editor import background
 from editor.errors import DomainError, NotAllowed
-from editor.importing import ImportRejected, ImportReport, import_transcripts
-from editor.models import Dataset, ImportTask, TaskStatus
+from editor.importing import Action, ImportItem, ImportRejected, ImportReport, import_transcripts
+from editor.importing.batches import revision_notes
+from editor.models import Dataset, ImportTask, Revision, RevisionKind, TaskStatus
 
 logger = logging.getLogger(__name__)
 
 COPY_CHUNK = 1024 * 1024
+# Where a running partial import keeps, in its task's report, what its last committed batch
+# had done (written in that batch's transaction).
+KEPT_SO_FAR = "kept_so_far"
 
 
 def start_import_task(
@@ -91,6 +95,16 @@ def run_import_task(task_pk: int) -> ImportTask | None:
             ):
                 raise TaskTakenAway(task_pk)
 
+        def keep_account(done: ImportReport) -> None:
+            # In each batch's transaction of a partial import: what the task has committed is
+            # recorded with the batch, and a task taken from this worker (thought dead) rolls
+            # the batch back instead of committing behind its recovery's account.
+            mine = ImportTask.objects.filter(
+                pk=task_pk, status=TaskStatus.RUNNING, worker=background.worker_id()
+            )
+            if not mine.update(report={KEPT_SO_FAR: _progress_dict(done)}):
+                raise TaskTakenAway(task_pk)
+
         try:
             result = import_transcripts(
                 task.upload_path,
@@ -101,12 +115,14 @@ def run_import_task(task_pk: int) -> ImportTask | None:
                 partial=task.partial,
                 name=task.source_name,
                 progress=record,
-                before_commit=None if task.partial else succeed_with_the_data,
+                before_commit=keep_account if task.partial else succeed_with_the_data,
+                tag=tag_of(task_pk),
             )
             status, report = TaskStatus.SUCCEEDED, result.to_dict()
         except TaskTakenAway:
             logger.warning(
-                "Import %s was taken from this worker; its work was rolled back", task_pk
+                "Import %s was taken from this worker; what it had not committed was rolled back",
+                task_pk,
             )
             return None
         except ImportRejected as rejected:
@@ -119,17 +135,105 @@ def run_import_task(task_pk: int) -> ImportTask | None:
             # The database failed midway: an all-or-nothing import is one transaction, rolled
             # back. Logged, and the task says so instead of staying "running" forever.
             logger.exception("Import %s: the database failed", task_pk)
-            error = (
-                "The database failed midway: the items read before it may be kept; start the "
-                "import again with on_conflict=skip."
-                if task.partial
-                else "The database failed midway: nothing was imported. Start the import again."
-            )
+            if task.partial:
+                report, error = _account_after_failure(task_pk)
+            else:
+                error = "The database failed midway: nothing was imported. Start the import again."
     if not (status == TaskStatus.SUCCEEDED and not task.partial):  # recorded at the commit
         background.finish(ImportTask, task_pk, status, report=report, error=error)
     remove_upload(task)
     task.refresh_from_db()
     return task
+
+
+def tag_of(task_pk: int) -> str:
+    """What names the import in the notes of the revisions it writes."""
+    return f"import {task_pk}"
+
+
+def what_was_kept(task: ImportTask, ended: str) -> dict:
+    """The fields of an import given up on (``background.Recovery.account_for``): an
+    all-or-nothing one kept nothing (the default says so); a partial one kept the batches it
+    committed, told here truly: the transcripts they wrote, found by the revisions tagged with
+    this import, and the counts its last committed batch recorded (``KEPT_SO_FAR``)."""
+    if not task.partial:
+        return {}
+    report = kept_report(task)
+    counts = report["counts"]
+    kept = counts["created"] + counts["updated"]
+    total = report["bytes_total"]
+    where = f" at {100 * report['bytes_read'] // total} % of the upload" if total else ""
+    return {
+        "report": report,
+        "error": (
+            f"{ended}{where}. Kept: the {kept} transcript(s) its committed batches wrote "
+            f"({counts['created']} created, {counts['updated']} updated; listed below); of the "
+            f"items read before them, {counts['skipped']} were skipped and {counts['failed']} "
+            "failed. The rest of the upload was not imported: import it again with existing "
+            "ids skipped (on_conflict=skip) to add it; items without an id would be imported "
+            "twice."
+        ),
+    }
+
+
+def kept_report(task: ImportTask) -> dict:
+    """The report of what a partial import committed, read from the database alone."""
+    notes = revision_notes(tag_of(task.pk))
+    action_of = {note: action for action, note in notes.items()}
+    written = (
+        Revision.objects.filter(
+            transcript__dataset_id=task.dataset_id,
+            kind=RevisionKind.IMPORT,
+            note__in=list(notes.values()),
+        )
+        .order_by("transcript_id")
+        .values_list("transcript_id", "transcript__external_id", "note")
+    )
+    items = [
+        ImportItem(
+            external_id or f"transcript {pk}",
+            external_id=external_id,
+            action=action_of[note],
+            message="kept: committed before the import stopped",
+            transcript_id=pk,
+        ).to_dict()
+        for pk, external_id, note in written
+    ]
+    so_far = task.report.get(KEPT_SO_FAR, {})
+    counts = {action.value: so_far.get("counts", {}).get(action.value, 0) for action in Action}
+    for action in (Action.CREATED, Action.UPDATED):
+        counts[action.value] = sum(item["action"] == action for item in items)
+    return {
+        "partial": True,
+        "committed": True,
+        "interrupted": True,
+        "counts": counts,
+        "bytes_read": so_far.get("bytes_read", 0),
+        "bytes_total": so_far.get("bytes_total"),
+        "items": items,
+    }
+
+
+def _account_after_failure(task_pk: int) -> tuple[dict, str]:
+    """A partial import's report and error when the database failed under it: what its
+    committed batches kept, read again once the database answers (or, if it still does not,
+    the little that can be said)."""
+    ended = "The database failed midway"
+    background.close_broken_connections()
+    try:
+        return background.retrying(
+            lambda: _account_of(task_pk, ended), f"Accounting for import {task_pk}", (1, 2, 4)
+        )
+    except background.TRANSIENT_ERRORS:
+        return {}, (
+            f"{ended}: the batches committed before it are kept (their revisions say "
+            f"'{tag_of(task_pk)}'); start the import again with on_conflict=skip."
+        )
+
+
+def _account_of(task_pk: int, ended: str) -> tuple[dict, str]:
+    account = what_was_kept(ImportTask.objects.get(pk=task_pk), ended)
+    return account["report"], account["error"]
 
 
 class TaskTakenAway(Exception):
@@ -188,5 +292,6 @@ background.register(
         # A partial import commits its items as it goes: running it again would import
         # them twice (or update them again). An all-or-nothing one left nothing behind.
         may_retry=lambda import_task: not import_task.partial,
+        account_for=what_was_kept,
     )
 )

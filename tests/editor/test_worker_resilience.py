@@ -8,6 +8,7 @@ must stay alive, and run the queued import once the lock is released.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -19,11 +20,20 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import InterfaceError, OperationalError, connection
 
+import editor.importing.tasks as import_tasks
 from editor import background
-from editor.models import ImportTask, TaskStatus
-from tests.editor.test_task_worker import DATABASE_TASKS, queue_import
+from editor.importing import limits
+from editor.importing.tasks import progress_of, start_import_task
+from editor.models import ImportTask, Revision, TaskStatus, Transcript
+from tests.editor.test_task_worker import (
+    DATABASE_TASKS,
+    as_if_running_on,
+    dead_worker,
+    queue_import,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,3 +179,101 @@ def test_the_supervisor_restarts_a_worker_that_exits_and_says_so(tmp_path):
 
     assert len(runs.read_text().splitlines()) >= 3
     assert "exited with status 3; restarting it" in output
+
+
+# --- a partial import whose worker died tells the truth ------------------------------------------
+
+
+def queue_lines(dataset, author, count: int, **options) -> ImportTask:
+    lines = "".join(
+        json.dumps({"id": f"t{n}", "messages": [{"role": "user", "content": f"hello {n}"}]}) + "\n"
+        for n in range(count)
+    )
+    upload = SimpleUploadedFile("batch.jsonl", lines.encode(), content_type="application/jsonl")
+    return start_import_task(
+        dataset=dataset, author=author, upload=upload, name="batch.jsonl", **options
+    )
+
+
+def dies_after(batches: int, monkeypatch) -> None:
+    """The worker dies (SystemExit, as when killed) once ``batches`` batches are committed."""
+    real = import_tasks._progress_dict
+    seen = []
+
+    def progress(report):
+        seen.append(report)
+        if len(seen) == batches:
+            raise SystemExit("killed")
+        return real(report)
+
+    monkeypatch.setattr(import_tasks, "_progress_dict", progress)
+
+
+def test_a_partial_import_whose_worker_died_reports_what_it_kept(
+    dataset, annotator, monkeypatch, settings
+):
+    """The defect: killed at 49 % of a partial import, the task said "nothing of the last one
+    was kept" with no report while 6,000 transcripts were committed."""
+    Transcript.objects.create(dataset=dataset, external_id="t1", title="older")  # updated later
+    settings.OCM_TASK_MAX_ATTEMPTS = 1
+    monkeypatch.setattr(limits, "BATCH_BYTES", 1)  # one item a batch
+    task = queue_lines(dataset, annotator, 10, partial=True)
+    # Each batch records itself twice (in its transaction, then as progress): the third
+    # batch's commit is the sixth call.
+    dies_after(6, monkeypatch)
+
+    with pytest.raises(SystemExit):
+        import_tasks.run_import_task(task.pk)
+    monkeypatch.undo()
+    kept = set(Transcript.objects.filter(dataset=dataset).values_list("external_id", flat=True))
+    assert kept == {"t0", "t1", "t2"}
+
+    as_if_running_on(task, dead_worker())
+    assert background.recover_dead_tasks() == 1
+
+    task.refresh_from_db()
+    assert task.status == TaskStatus.FAILED
+    assert "Kept: the 3 transcript(s) its committed batches wrote (2 created, 1 updated" in (
+        task.error
+    )
+    assert "at 30 % of the upload" in task.error
+    assert "nothing of the last one was kept" not in task.error
+    assert task.report["counts"] == {"created": 2, "updated": 1, "skipped": 0, "failed": 0}
+    assert [(i["external_id"], i["action"]) for i in task.report["items"]] == [
+        ("t1", "updated"),
+        ("t0", "created"),
+        ("t2", "created"),
+    ]
+    assert progress_of(task)["percent"] == 30
+    assert not Path(task.upload_path).exists()
+
+
+def test_a_partial_import_taken_from_its_worker_commits_no_batch_after_its_account(
+    dataset, annotator, monkeypatch
+):
+    """A worker thought dead, only slow: once its task is taken, its next batch rolls back,
+    so the account written by the recovery stays true."""
+    monkeypatch.setattr(limits, "BATCH_BYTES", 1)
+    task = queue_lines(dataset, annotator, 5, partial=True)
+    real = import_tasks._progress_dict
+    calls = []
+
+    def taken_after_two_batches(report):
+        calls.append(report)
+        if len(calls) == 4:  # the second batch is committed and recorded as progress
+            ImportTask.objects.filter(pk=task.pk).update(worker="other-host:1")
+        return real(report)
+
+    monkeypatch.setattr(import_tasks, "_progress_dict", taken_after_two_batches)
+
+    assert import_tasks.run_import_task(task.pk) is None
+    assert set(Transcript.objects.values_list("external_id", flat=True)) == {"t0", "t1"}
+    task.refresh_from_db()
+    assert task.report[import_tasks.KEPT_SO_FAR]["counts"]["created"] == 2
+
+
+def test_a_finished_import_tags_its_revisions(dataset, annotator):
+    task = queue_lines(dataset, annotator, 2)
+    import_tasks.run_import_task(task.pk)
+    notes = set(Revision.objects.values_list("note", flat=True))
+    assert notes == {f"imported (import {task.pk})"}
