@@ -16,7 +16,7 @@ from editor.formats.model import SEMANTIC_FIELDS
 from editor.models import Revision, RevisionKind, RevisionQuerySet, Transcript
 from editor.storage.save import save_transcript
 
-ADDED, REMOVED, CHANGED, UNCHANGED = "added", "removed", "changed", "unchanged"
+ADDED, REMOVED, CHANGED, MOVED, UNCHANGED = "added", "removed", "changed", "moved", "unchanged"
 
 
 def list_revisions(transcript: Transcript) -> RevisionQuerySet:
@@ -35,12 +35,14 @@ class FieldChange:
 class MessageChange:
     """One message in the comparison: indexes in each state (None where it is absent)."""
 
-    status: str  # added | removed | changed | unchanged
+    status: str  # added | removed | changed | moved | unchanged
     old_index: int | None
     new_index: int | None
     role: str
     fields: list[FieldChange] = field(default_factory=list)
     content_diff: str = ""  # unified diff of the content, when the content changed
+    # An added or removed message's own fields and text (what was added, what is gone).
+    message: dict | None = None
 
 
 @dataclass
@@ -145,12 +147,40 @@ def _message_changes(
                 _changed_message(a, b, old_messages[a], new_messages[b], old_label, new_label)
             )
         changes.extend(
-            MessageChange(REMOVED, a, None, old_messages[a].role) for a in range(a0 + paired, a1)
+            MessageChange(REMOVED, a, None, old_messages[a].role, message=old_messages[a].to_dict())
+            for a in range(a0 + paired, a1)
         )
         changes.extend(
-            MessageChange(ADDED, None, b, new_messages[b].role) for b in range(b0 + paired, b1)
+            MessageChange(ADDED, None, b, new_messages[b].role, message=new_messages[b].to_dict())
+            for b in range(b0 + paired, b1)
         )
-    return changes
+    return _as_moves(changes, old_messages, new_messages)
+
+
+def _as_moves(
+    changes: list[MessageChange],
+    old_messages: list[formats.Message],
+    new_messages: list[formats.Message],
+) -> list[MessageChange]:
+    """A message removed in one place and added, the same, in another was moved: one
+    ``moved`` change (old and new index) in its new place instead of the two."""
+    removed: dict[tuple, list[MessageChange]] = {}
+    for change in changes:
+        if change.status == REMOVED:
+            removed.setdefault(old_messages[change.old_index].fingerprint(), []).append(change)
+    if not removed:
+        return changes
+    moved_from: set[int] = set()
+    result = []
+    for change in changes:
+        if change.status == ADDED:
+            same = removed.get(new_messages[change.new_index].fingerprint())
+            if same:
+                origin = same.pop(0)
+                moved_from.add(origin.old_index)
+                change = MessageChange(MOVED, origin.old_index, change.new_index, change.role)
+        result.append(change)
+    return [c for c in result if not (c.status == REMOVED and c.old_index in moved_from)]
 
 
 def _changed_message(
