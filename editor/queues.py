@@ -23,20 +23,24 @@ from statistics import median
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from editor import workflow
 from editor.db.storable import check_storable_text
 from editor.errors import ConflictError, DomainError, InvalidContent, NoSuchAssignment, NotAllowed
+from editor.labels import definition_of
 from editor.labels.agreement import for_question_kind
-from editor.labels.annotations import submit_answers, transcript_questions
+from editor.labels.annotations import submit_answers
 from editor.models import (
+    EDITING_ROLES,
+    REVIEWING_ROLES,
     Annotation,
     AnnotationState,
     AssignmentState,
     Dataset,
+    LabelSchema,
     QueueAssignment,
     QueueItem,
     ReviewQueue,
@@ -82,8 +86,10 @@ def create_queue(
     assignees: Iterable = (),
     instructions: str = "",
     filters: dict | None = None,
+    schemas: Iterable[LabelSchema] = (),
 ) -> ReviewQueue:
-    """A queue over ``transcripts`` (of ``dataset``, in that order); curators only."""
+    """A queue over ``transcripts`` (of ``dataset``, in that order) asking the questions of
+    ``schemas`` (none: every active schema of the dataset); curators only."""
     if not dataset.can_curate(author):
         raise NotAllowed("Only a curator of the dataset may create review queues.")
     if not name.strip():
@@ -102,6 +108,8 @@ def create_queue(
             f"Not an editor of the dataset: {', '.join(u.get_username() for u in outsiders)}.",
             code="invalid-queue",
         )
+    schemas = list(schemas)
+    _check_schemas(dataset, schemas)
     with transaction.atomic():
         queue = ReviewQueue.objects.create(
             dataset=dataset,
@@ -113,6 +121,7 @@ def create_queue(
             created_by=author,
         )
         queue.assignees.set(assignees)
+        queue.schemas.set(schemas)
         QueueItem.objects.bulk_create(
             [
                 QueueItem(queue=queue, transcript_id=transcript.pk, position=position)
@@ -122,6 +131,60 @@ def create_queue(
             batch_size=1000,
         )
     return queue
+
+
+def schemas_by_id(dataset: Dataset, ids: Iterable[int]) -> list[LabelSchema]:
+    """The schemas of ``dataset`` with these ids; ``InvalidContent`` (``unknown-schema``)
+    naming any id that is none of them."""
+    wanted = set(ids)
+    found = list(LabelSchema.objects.filter(dataset=dataset, pk__in=wanted))
+    missing = sorted(wanted - {schema.pk for schema in found})
+    if missing:
+        raise InvalidContent(
+            f"No such label schema in the dataset: {', '.join(map(str, missing))}.",
+            code="unknown-schema",
+        )
+    return found
+
+
+def _check_schemas(dataset: Dataset, schemas: list[LabelSchema]) -> None:
+    strangers = [schema.name for schema in schemas if schema.dataset_id != dataset.pk]
+    if strangers:
+        raise InvalidContent(
+            f"Not a schema of the dataset: {', '.join(strangers)}.", code="unknown-schema"
+        )
+
+
+def set_schemas(queue: ReviewQueue, schemas: Iterable[LabelSchema], *, author) -> None:
+    """Choose the schemas the queue asks (none: every active schema of the dataset); curators
+    only. Answers already given stay as they are."""
+    if not queue.dataset.can_curate(author):
+        raise NotAllowed("Only a curator of the dataset may choose what its queues ask.")
+    schemas = list(schemas)
+    _check_schemas(queue.dataset, schemas)
+    queue.schemas.set(schemas)
+
+
+def queue_questions(queue: ReviewQueue, target: str = "transcript") -> list[tuple]:
+    """What the queue asks about ``target`` ("transcript" or "message"): the questions of
+    the schemas it chose, or of every active schema of its dataset when it chose none; each
+    schema at its current version, archived ones left out (they take no answers)."""
+    chosen = ReviewQueue.schemas.through.objects.filter(
+        reviewqueue=queue.pk, labelschema=OuterRef("pk")
+    )
+    schemas = list(  # one query: the dataset's schemas, each saying whether the queue chose it
+        LabelSchema.objects.filter(dataset=queue.dataset_id)
+        .with_current_version()
+        .annotate(chosen=Exists(chosen))
+    )
+    chose_some = any(schema.chosen for schema in schemas)
+    return [
+        (schema, question)
+        for schema in schemas
+        if (schema.chosen or not chose_some) and not schema.is_archived
+        for question in definition_of(schema.current_version).questions
+        if question.applies_to == target
+    ]
 
 
 def add_items(queue: ReviewQueue, transcript_ids: Iterable[int], *, author) -> list[int]:
@@ -292,7 +355,9 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
     _require_owner(assignment, user)
     now = now or timezone.now()
     with transaction.atomic():
-        submit_answers(assignment.item.transcript, user=user)
+        submit_answers(
+            assignment.item.transcript, user=user, questions=queue_questions(assignment.item.queue)
+        )
         _lock_item(assignment.item)
         assignment = _move(assignment, "submit", submitted_at=now)
         _follow_item(assignment.item, user, "submitted")
@@ -409,7 +474,7 @@ def label_figures(queue: ReviewQueue) -> list[dict]:
 
     transcripts = queue.items.values("transcript_id")
     figures = []
-    for schema, question in transcript_questions(queue.dataset):
+    for schema, question in queue_questions(queue):
         answers: dict = {}
         for transcript_id, annotator_id, value in Annotation.objects.filter(
             transcript__in=transcripts,
@@ -486,3 +551,119 @@ def assignment_revisions(assignment: QueueAssignment):
         created_at__gte=assignment.claimed_at,
         created_at__lte=until,
     ).order_by("number")
+
+
+# --- "my work" (the dashboard) ---------------------------------------------------------------
+
+MY_QUEUES = 20
+MY_RETURNED = 20
+MY_EDITS = 10
+
+
+def my_work(user, *, now=None) -> dict:
+    """What waits for ``user``, in four queries whatever the number of queues and items:
+    ``queues`` they may work in, each with ``open_for_me`` (items they may still claim),
+    ``held`` and ``returned``; ``returned`` (their items a reviewer rejected, with the
+    comment); ``to_review`` (queues of datasets where they review, with ``waiting``
+    submitted assignments); ``edits`` (the last revisions they made)."""
+    now = now or timezone.now()
+    datasets = Dataset.objects.for_user(user).with_roles(user)
+    editing = datasets.filter(user_role__in=EDITING_ROLES).values("pk")
+    reviewing = datasets.filter(user_role__in=REVIEWING_ROLES).values("pk")
+    return {
+        "queues": list(_my_queues(user, editing, now)[:MY_QUEUES]),
+        "returned": list(
+            QueueAssignment.objects.filter(
+                annotator=user, state=AssignmentState.REJECTED, item__queue__dataset__in=editing
+            )
+            .select_related("item__queue", "reviewer")
+            .only(
+                "pk",
+                "review_comment",
+                "reviewed_at",
+                "item__position",
+                "item__transcript_id",
+                "item__queue__name",
+                "reviewer__username",
+            )
+            .order_by("-reviewed_at", "-pk")[:MY_RETURNED]
+        ),
+        "to_review": list(
+            ReviewQueue.objects.filter(dataset__in=reviewing)
+            .select_related("dataset")
+            .only("pk", "name", "dataset__name", "dataset__slug")
+            .annotate(
+                waiting=Count(
+                    "items__assignments",
+                    filter=Q(items__assignments__state=AssignmentState.SUBMITTED),
+                )
+            )
+            .filter(waiting__gt=0)
+            .order_by("-waiting", "name")
+        ),
+        "edits": list(
+            Revision.objects.filter(
+                author=user,
+                transcript__dataset__in=datasets.values("pk"),
+                transcript__deleted_at__isnull=True,
+            )
+            .select_related("transcript__dataset")
+            .only(
+                "pk",
+                "number",
+                "kind",
+                "note",
+                "created_at",
+                "transcript__title",
+                "transcript__dataset__name",
+            )
+            .order_by("-created_at", "-pk")[:MY_EDITS]
+        ),
+    }
+
+
+def _my_queues(user, editing, now):
+    """Queues of the datasets ``user`` edits that name no assignees or name them, with their
+    counts (``claim_next`` decides the same: a place is free when its holder's claim ran
+    out, even before ``expire_reservations`` writes it)."""
+    assigned = ReviewQueue.assignees.through.objects.filter(reviewqueue=OuterRef("pk"))
+    holding = Q(slot__isnull=False) & ~Q(state=AssignmentState.CLAIMED, expires_at__lte=now)
+    places = (
+        QueueAssignment.objects.filter(holding, item=OuterRef("pk"))
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    worked_on = QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user).exclude(
+        state=AssignmentState.EXPIRED
+    )
+    open_items = (
+        QueueItem.objects.filter(queue=OuterRef("pk"))
+        .exclude(Exists(worked_on))
+        .alias(taken=Coalesce(Subquery(places), 0))
+        .filter(taken__lt=F("queue__overlap"))
+        .values("queue")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    mine = Q(items__assignments__annotator=user)
+    return (
+        ReviewQueue.objects.filter(dataset__in=editing)
+        .filter(~Exists(assigned) | Exists(assigned.filter(user=user)))
+        .select_related("dataset")
+        .only("pk", "name", "created_at", "dataset__name", "dataset__slug")
+        .annotate(
+            open_for_me=Coalesce(Subquery(open_items), 0),
+            held=Count(
+                "items__assignments",
+                filter=mine
+                & Q(items__assignments__state=AssignmentState.CLAIMED)
+                & Q(items__assignments__expires_at__gt=now),
+            ),
+            returned=Count(
+                "items__assignments",
+                filter=mine & Q(items__assignments__state=AssignmentState.REJECTED),
+            ),
+        )
+        .order_by("-created_at", "-pk")
+    )

@@ -64,6 +64,7 @@ urlpatterns = [
     ),
     path("queues/<int:pk>/", queue_views.queue_detail, name="queue"),
     path("queues/<int:pk>/claim/", queue_views.queue_claim, name="queue-claim"),
+    path("queues/<int:pk>/schemas/", label_views.queue_schemas_save, name="queue-schemas"),
     path("queues/<int:pk>/review/", queue_views.queue_review, name="queue-review"),
     path("queues/<int:pk>/dashboard/", queue_views.queue_dashboard, name="queue-dashboard"),
     re_path(

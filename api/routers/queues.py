@@ -12,7 +12,14 @@ from editor.visibility import visible_dataset
 
 from ..errors import errors
 from ..pagination import LimitOffset
-from ..schemas import AssignmentOut, QueueFiguresOut, QueueIn, QueueOut, ReviewIn
+from ..schemas import (
+    AssignmentOut,
+    QueueFiguresOut,
+    QueueIn,
+    QueueOut,
+    QueueSchemasIn,
+    ReviewIn,
+)
 
 router = Router(tags=["queues"])
 
@@ -36,7 +43,7 @@ def _queue(user, pk: int) -> ReviewQueue:
 @paginate(LimitOffset)
 def list_queues(request, slug: str):
     dataset = visible_dataset(request.auth, slug)
-    return dataset.queues.select_related("dataset").prefetch_related("assignees")
+    return dataset.queues.select_related("dataset").prefetch_related("assignees", "schemas")
 
 
 @router.post(
@@ -57,6 +64,7 @@ def create_queue(request, slug: str, payload: QueueIn):
         assignees=queues.users_named(payload.assignees),
         instructions=payload.instructions,
         filters=filters,
+        schemas=queues.schemas_by_id(dataset, payload.schemas),
     )
     return Status(201, queue)
 
@@ -68,6 +76,19 @@ def create_queue(request, slug: str, payload: QueueIn):
 )
 def get_queue(request, pk: int):
     return _queue(request.auth, pk)
+
+
+@router.put(
+    "/queues/{pk}/schemas",
+    response={200: QueueOut, **errors(403, 404, 422)},
+    summary="Choose the label schemas the queue asks (curators); empty: every active schema",
+)
+def set_schemas(request, pk: int, payload: QueueSchemasIn):
+    queue = _queue(request.auth, pk)
+    queues.set_schemas(
+        queue, queues.schemas_by_id(queue.dataset, payload.schemas), author=request.auth
+    )
+    return queue
 
 
 @router.get(

@@ -67,6 +67,7 @@ from api.schemas.queues import (
     QueueFilterIn,
     QueueIn,
     QueueOut,
+    QueueSchemasIn,
     ReviewIn,
 )
 from api.schemas.revisions import (
@@ -147,6 +148,7 @@ __all__ = [
     "QueueFilterIn",
     "QueueIn",
     "QueueOut",
+    "QueueSchemasIn",
     "RenderIn",
     "RenderOut",
     "RestoreIn",

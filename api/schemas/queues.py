@@ -35,6 +35,17 @@ class QueueIn(Schema):
     filters: QueueFilterIn = Field(
         default_factory=QueueFilterIn, description="Which transcripts become items."
     )
+    schemas: list[int] = Field(
+        [],
+        description="Ids of the dataset's label schemas whose questions the queue asks, each at "
+        "its current version; empty: every active schema of the dataset.",
+    )
+
+
+class QueueSchemasIn(Schema):
+    schemas: list[int] = Field(
+        description="Ids of the dataset's label schemas the queue asks; empty: every active one."
+    )
 
 
 class QueueOut(Schema):
@@ -46,6 +57,9 @@ class QueueOut(Schema):
     reservation_minutes: int
     filters: dict
     assignees: list[str]
+    schemas: list[int] = Field(
+        description="The label schemas the queue asks (ids); empty: every active schema."
+    )
     created_at: datetime
     progress: dict = Field(
         description="{items, open_items, claimed, submitted, skipped, expired, approved, rejected}."
@@ -54,6 +68,10 @@ class QueueOut(Schema):
     @staticmethod
     def resolve_assignees(queue) -> list[str]:
         return [user.get_username() for user in queue.assignees.all()]
+
+    @staticmethod
+    def resolve_schemas(queue) -> list[int]:
+        return sorted(schema.pk for schema in queue.schemas.all())
 
     @staticmethod
     def resolve_progress(queue) -> dict:

@@ -13,7 +13,15 @@ from typing import Annotated, Any, Literal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from editor import formats
 from editor.db.storable import check_storable_text
@@ -34,6 +42,7 @@ TARGETS = ("transcript", "message")
 RESERVED_TAG_KEYS = frozenset("jks")
 OPTION_KEYS = frozenset("123456789")
 DEFAULT_TEXT_LENGTH = 10_000
+MAX_QUESTIONS = 100
 
 Text = Annotated[str, Field(min_length=1, max_length=200)]
 
@@ -60,10 +69,36 @@ class Question(_Strict):
     roles: list[Text] = []
     channels: list[Text] = []
     required: bool = False
-    options: list[Choice] = []  # choice, multi_choice
-    scale: int | None = Field(None, ge=2, le=10, description="rating: answers 1..scale")
-    tags: list[Choice] = []  # span
+    options: list[Choice] = Field([], validate_default=True)  # choice, multi_choice
+    scale: int | None = Field(
+        None, ge=2, le=10, validate_default=True, description="rating: answers 1..scale"
+    )
+    tags: list[Choice] = Field([], validate_default=True)  # span
     max_length: int | None = Field(None, ge=1, le=DEFAULT_TEXT_LENGTH)  # text
+
+    # The checks of one field are field validators, so that a problem names its field (the
+    # schema builder marks it); ``kind`` is declared before them, so they can read it.
+    @field_validator("options")
+    @classmethod
+    def _options_fit(cls, options: list[Choice], info: ValidationInfo) -> list[Choice]:
+        if info.data.get("kind") in ("choice", "multi_choice"):
+            _check_choices(options, "options", OPTION_KEYS, "a digit 1-9", minimum=2)
+        return options
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_fit(cls, tags: list[Choice], info: ValidationInfo) -> list[Choice]:
+        if info.data.get("kind") == "span":
+            letters = frozenset("abcdefghijklmnopqrstuvwxyz") - RESERVED_TAG_KEYS
+            _check_choices(tags, "tags", letters, "a letter other than j, k and s")
+        return tags
+
+    @field_validator("scale")
+    @classmethod
+    def _rating_has_a_scale(cls, scale: int | None, info: ValidationInfo) -> int | None:
+        if info.data.get("kind") == "rating" and scale is None:
+            raise ValueError("a rating question needs a scale (answers 1..scale, 2 to 10)")
+        return scale
 
     @model_validator(mode="after")
     def _fits_its_kind(self) -> Question:
@@ -78,13 +113,6 @@ class Question(_Strict):
         _only_for(self, "scale", kind == "rating")
         _only_for(self, "tags", kind == "span")
         _only_for(self, "max_length", kind == "text")
-        if kind in ("choice", "multi_choice"):
-            _check_choices(self.options, "options", OPTION_KEYS, "a digit 1-9", minimum=2)
-        if kind == "rating" and self.scale is None:
-            raise ValueError("a rating question needs a scale (answers 1..scale, 2 to 10)")
-        if kind == "span":
-            letters = frozenset("abcdefghijklmnopqrstuvwxyz") - RESERVED_TAG_KEYS
-            _check_choices(self.tags, "tags", letters, "a letter other than j, k and s")
         return self
 
     def applies_to_message(self, message: formats.Message) -> bool:
@@ -155,7 +183,7 @@ def _values(choices: list[Choice]) -> str:
 
 
 class SchemaDefinition(_Strict):
-    questions: list[Question] = Field(min_length=1, max_length=100)
+    questions: list[Question] = Field(min_length=1, max_length=MAX_QUESTIONS)
 
     @model_validator(mode="after")
     def _keys_are_distinct(self) -> SchemaDefinition:
@@ -205,16 +233,27 @@ def _strings(value: Any):
 
 
 def _problem(error: dict, questions: Any) -> dict:
-    """One pydantic error as ``{question, field, message}``."""
+    """One pydantic error as ``{question, index, field, message}`` (``index``: the question's
+    place in the list, which the schema builder's form marks; None for the whole schema)."""
     loc = list(error["loc"])
     message = error["msg"].removeprefix("Value error, ")
     if len(loc) < 2 or loc[0] != "questions" or not isinstance(loc[1], int):
-        return {"question": None, "field": ".".join(map(str, loc[1:])), "message": message}
+        return {
+            "question": None,
+            "index": None,
+            "field": ".".join(map(str, loc[1:])),
+            "message": message,
+        }
     index = loc[1]
     raw = questions[index] if isinstance(questions, list) else None
     key = raw.get("key") if isinstance(raw, dict) else None
     name = repr(key) if isinstance(key, str) and key else f"#{index + 1}"
-    return {"question": name, "field": ".".join(map(str, loc[2:])), "message": message}
+    return {
+        "question": name,
+        "index": index,
+        "field": ".".join(map(str, loc[2:])),
+        "message": message,
+    }
 
 
 def definition_of(version: LabelSchemaVersion) -> SchemaDefinition:

@@ -9,6 +9,7 @@ from django.db.models import (
 )
 
 from editor.models.datasets import Dataset
+from editor.models.labels import LabelSchema
 from editor.models.transcripts import Transcript
 
 
@@ -27,6 +28,10 @@ class ReviewQueue(models.Model):
     assignees = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="assigned_queues"
     )
+    # The schemas whose questions the queue asks, each at its current version (the version
+    # every answer is given under: ``labels.annotations.create_annotation``). Empty: every
+    # active schema of the dataset, as before queues could choose (``queues.queue_questions``).
+    schemas = models.ManyToManyField(LabelSchema, blank=True, related_name="queues")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

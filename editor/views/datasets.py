@@ -21,6 +21,7 @@ from editor.listing import filters as filter_forms
 from editor.listing import search as search_pages
 from editor.listing.filters import TranscriptFilterForm
 from editor.models import END_USER_AUDIENCE, Dataset, Role, Status, Transcript
+from editor.queues import my_work
 from editor.revisions import diff_revisions, list_revisions, restore_revision
 from editor.views.forms import (
     DatasetEditForm,
@@ -50,14 +51,19 @@ def dashboard(request):
 
 
 def _dashboard(request, dataset_form: DatasetForm, status: int = 200):
-    """The user's datasets with their counts from one aggregate query (no transcript rows)."""
+    """The user's work (``editor.queues.my_work``: a few queries, however much there is) and their
+    datasets with their counts from one aggregate query (no transcript rows)."""
     datasets = (
         Dataset.objects.for_user(request.user)
         .with_roles(request.user)
         .with_activity()
         .order_by("name", "pk")
     )
-    context = {"datasets": datasets, "dataset_form": dataset_form}
+    context = {
+        "work": my_work(request.user),
+        "datasets": datasets,
+        "dataset_form": dataset_form,
+    }
     return render(request, "editor/dashboard.html", context, status=status)
 
 
@@ -99,7 +105,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     listed = TranscriptList.of(dataset, request.user, filters.to_filter(), sort=sort)
     page = listed.page(request.GET.get("page"), PAGE_SIZE)
     code_facet = filter_forms.code_facet(listed.code_counts(), request.GET, page_path)
-    queues = list(dataset.queues.all())
+    queues = list(dataset.queues.prefetch_related("schemas__current_version"))
     context = {
         "dataset": dataset,
         "filter_form": filters,
@@ -112,6 +118,10 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "bulk_transitions": bulk_transitions(dataset),
         "bulk_queues": queues if dataset.user_can_curate else [],
         "queues": queues,
+        # what a new queue may ask (the queue form's choice)
+        "label_schemas": list(dataset.label_schemas.active().with_current_version())
+        if dataset.user_can_curate
+        else [],
         "sort": sort,
         "members": membership.members(dataset),
         "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],

@@ -6,21 +6,24 @@ and ``editor.labels.annotations``."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from editor import labels
+from editor import labels, queues
 from editor.errors import DomainError, NotAllowed
-from editor.labels import annotations
+from editor.labels import annotations, builder
+from editor.labels.starters import STARTERS
 from editor.models import Annotation, LabelSchema, Transcript
 from editor.presentation.transcript_view import transcript_view
 from editor.views.shared import int_param, transcript_for
 from editor.views.transcripts import transcript_context
-from editor.visibility import visible_dataset
+from editor.visibility import visible_dataset, visible_queue
 
 TEMPLATE = "editor/transcript.html"
 WORKING_AUDIENCE = "annotator"
@@ -138,26 +141,11 @@ def annotation_delete(request, pk):
 # --- label schemas (curators) -----------------------------------------------------------------
 
 SCHEMAS_TEMPLATE = "editor/label_schemas.html"
-QUESTIONS_EXAMPLE = [
-    {
-        "key": "helpful",
-        "kind": "choice",
-        "prompt": "Was the answer helpful?",
-        "required": True,
-        "options": [
-            {"value": "yes", "label": "Yes", "key": "1"},
-            {"value": "no", "label": "No", "key": "2"},
-        ],
-    },
-    {
-        "key": "hallucination",
-        "kind": "span",
-        "prompt": "Tag hallucinations in final answers",
-        "roles": ["assistant"],
-        "channels": ["final"],
-        "tags": [{"value": "hallucination", "label": "Hallucination", "key": "h"}],
-    },
-]
+SAVES = ("save", "save-json")
+# The preview renders the queue's own question partial, which posts each answer to a
+# transcript: its questions stand for no schema and no transcript (and the preview turns
+# htmx off, so they post nothing).
+PREVIEW_STAND_IN = SimpleNamespace(pk=0)
 
 
 def _curated_dataset(request, slug):
@@ -167,26 +155,111 @@ def _curated_dataset(request, slug):
     return dataset
 
 
-def _schemas_context(dataset, **extra) -> dict:
-    schemas = list(
-        LabelSchema.objects.filter(dataset=dataset).with_current_version().order_by("name")
-    )
+def _check(questions: list[dict]) -> list[dict]:
+    """Every problem of ``questions``, each ``{question, index, field, message}``."""
+    try:
+        labels.parse_definition(questions)
+    except DomainError as refused:
+        return _problems_of(refused)
+    return []
+
+
+def _problems_of(refused: DomainError) -> list[dict]:
+    if isinstance(refused.details, list):
+        return refused.details
+    return [{"question": None, "index": None, "field": "", "message": refused.message}]
+
+
+def _builder_context(
+    dataset,
+    schema: LabelSchema | None,
+    rows: list[dict],
+    *,
+    name: str = "",
+    instructions: str = "",
+    json_text: str | None = None,
+    problems: list[dict] = (),
+) -> dict:
+    """What the builder shows: a card per question (its fields, its problems and its
+    preview), the JSON of the whole, and the problems that are about no one question."""
+    questions = [builder.question_from_row(row) for row in rows]
+    by_row: dict[int, list[dict]] = {}
+    general = []
+    for problem in problems:
+        index = problem.get("index")
+        if index is None or not 0 <= index < len(rows):
+            general.append(problem)
+        else:
+            by_row.setdefault(index, []).append(problem)
+    items = []
+    for place, (row, question) in enumerate(zip(rows, questions, strict=True)):
+        shown = builder.previewable(question)
+        row_problems = by_row.get(place, [])
+        errors: dict[str, list[str]] = {}
+        for problem in row_problems:
+            errors.setdefault(builder.field_of(problem), []).append(problem["message"])
+        items.append(
+            {
+                "n": place,
+                "row": row,
+                "kind_name": builder.KIND_NAMES[row["kind"]],
+                "question": shown,
+                # a span question previews as the queue's message labels show its tags
+                "labels": {
+                    "tags": [
+                        {"schema": PREVIEW_STAND_IN, "question": shown, "tag": tag}
+                        for tag in (shown.tags if shown is not None else [])
+                    ]
+                },
+                "problems": row_problems,
+                "errors": errors,
+            }
+        )
     return {
-        "dataset": dataset,
-        "schemas": [
-            (schema, json.dumps(schema.current_version.questions, indent=2, ensure_ascii=False))
-            for schema in schemas
-        ],
-        "example": json.dumps(QUESTIONS_EXAMPLE, indent=2),
-        **extra,
+        "builder_schema": schema,
+        "items": items,
+        "last": len(items) - 1,
+        "name": name,
+        "instructions": instructions,
+        "json": builder.as_json(questions) if json_text is None else json_text,
+        "general_problems": general,
+        "starters": STARTERS,
+        "kinds": builder.KIND_NAMES,
+        "preview_schema": PREVIEW_STAND_IN,
+        "preview_transcript": PREVIEW_STAND_IN,
     }
+
+
+def _page_context(dataset, builder_context: dict, **extra) -> dict:
+    schemas = LabelSchema.objects.filter(dataset=dataset).with_current_version().order_by("name")
+    return {"dataset": dataset, "schemas": schemas, **builder_context, **extra}
+
+
+def _schema_of(dataset, schema_id) -> LabelSchema | None:
+    if schema_id is None:
+        return None
+    return get_object_or_404(
+        LabelSchema.objects.filter(dataset=dataset).with_current_version(), pk=schema_id
+    )
 
 
 @require_GET
 def label_schemas(request, slug):
-    """The dataset's label schemas: create one, give one a new version, archive one."""
+    """The dataset's label schemas, and the builder: for ``?schema=<id>`` (a new version of
+    it), else for a new schema."""
     dataset = _curated_dataset(request, slug)
-    return render(request, SCHEMAS_TEMPLATE, _schemas_context(dataset))
+    schema = _schema_of(dataset, int_param(request.GET.get("schema")))
+    if schema is None:
+        context = _builder_context(dataset, None, [])
+    else:
+        version = schema.current_version
+        context = _builder_context(
+            dataset,
+            schema,
+            builder.rows_from_json(version.questions),
+            instructions=version.instructions,
+        )
+    return render(request, SCHEMAS_TEMPLATE, _page_context(dataset, context))
 
 
 def _questions(request):
@@ -200,45 +273,124 @@ def _questions(request):
 
 @require_POST
 def label_schema_save(request, slug):
-    """Create a schema (no ``schema``) or write a new version of one; an error keeps what the
-    curator typed and names the question it is about."""
+    """Everything the builder posts. ``action``: ``save`` (the default: the form's questions,
+    or the JSON ``questions`` when no form rows come), ``save-json`` (the JSON tab's text),
+    ``archive``; else a change of the form answered with the builder again (htmx): ``preview``
+    (typing), ``json`` (the JSON tab into the form), ``starter:<name>``, ``add:<kind>``,
+    ``remove:<n>``, ``up:<n>``, ``down:<n>``. A refused save keeps what the curator typed and
+    marks each problem on its question and field."""
     dataset = _curated_dataset(request, slug)
-    schema_id = int_param(request.POST.get("schema"))
-    try:
-        questions = _questions(request)
-        if schema_id is None:
-            labels.create_label_schema(
+    schema = _schema_of(dataset, int_param(request.POST.get("schema")))
+    if schema is not None and request.POST.get("archive") is not None:
+        return _archive(request, dataset, schema)
+    action = request.POST.get("action") or "save"
+    posted_rows = "q" in request.POST
+    rows = builder.rows_from_post(request.POST)
+    typed = {
+        "name": request.POST.get("name", ""),
+        "instructions": request.POST.get("instructions", ""),
+    }
+    if action in SAVES:
+        from_json = action == "save-json" or not posted_rows
+        try:
+            questions = _questions(request) if from_json else _rows_questions(rows)
+            saved, note = _save(request, dataset, schema, questions, **typed)
+        except DomainError as refused:
+            if from_json:
+                rows = _rows_of_typed_json(request, rows)
+            context = _builder_context(
                 dataset,
-                author=request.user,
-                name=request.POST.get("name", ""),
-                questions=questions,
-                instructions=request.POST.get("instructions", ""),
+                schema,
+                rows,
+                **typed,
+                json_text=request.POST.get("questions") if from_json else None,
+                problems=_problems_of(refused),
             )
-            note = "Schema created."
-        else:
-            schema = get_object_or_404(LabelSchema.objects.filter(dataset=dataset), pk=schema_id)
-            if request.POST.get("archive") is not None:
-                labels.set_archived(
-                    schema, author=request.user, archived=request.POST["archive"] == "1"
-                )
-                note = "Archived." if request.POST["archive"] == "1" else "Brought back."
-            else:
-                _, created = labels.new_schema_version(
-                    schema,
-                    author=request.user,
-                    questions=questions,
-                    instructions=request.POST.get("instructions", ""),
-                    expected_version=int_param(request.POST.get("expected_version")),
-                )
-                note = "New version saved." if created else "Nothing changed."
-    except DomainError as refused:
-        context = _schemas_context(
-            dataset,
-            refusal=refused,
-            typed=request.POST.get("questions", ""),
-            typed_for=schema_id,
-            typed_name=request.POST.get("name", ""),
+            context = _page_context(dataset, context, refusal=refused)
+            return render(request, SCHEMAS_TEMPLATE, context, status=refused.status)
+        messages.success(request, note)
+        return redirect(_schemas_url(dataset, saved))
+    problems: list[dict] = []
+    json_text = None
+    if action == "json":
+        try:
+            rows = builder.rows_from_json(_questions(request))
+        except DomainError as refused:
+            problems, json_text = _problems_of(refused), request.POST.get("questions", "")
+    elif action.startswith("starter:") and action[8:] in STARTERS:
+        starter = STARTERS[action[8:]]
+        rows = builder.rows_from_json(starter["questions"])
+        typed["name"] = typed["name"] or starter["title"]
+    elif action == "preview":
+        problems = _check(_rows_questions(rows))
+    else:
+        rows = builder.moved(rows, action)
+    context = _builder_context(
+        dataset, schema, rows, **typed, json_text=json_text, problems=problems
+    )
+    if not request.htmx:
+        return render(request, SCHEMAS_TEMPLATE, _page_context(dataset, context))
+    partial = "#schema-preview-answer" if action == "preview" else "#schema-builder"
+    return render(request, SCHEMAS_TEMPLATE + partial, _page_context(dataset, context))
+
+
+def _rows_questions(rows: list[dict]) -> list[dict]:
+    return [builder.question_from_row(row) for row in rows]
+
+
+def _rows_of_typed_json(request, rows: list[dict]) -> list[dict]:
+    """The form rows for JSON that was refused: its questions when it is JSON at all."""
+    try:
+        return builder.rows_from_json(json.loads(request.POST.get("questions") or "[]")) or rows
+    except json.JSONDecodeError:
+        return rows
+
+
+def _save(request, dataset, schema, questions, *, name: str, instructions: str):
+    """Create the schema, or give it a new version; the schema it is and what to say."""
+    if schema is None:
+        created = labels.create_label_schema(
+            dataset, author=request.user, name=name, questions=questions, instructions=instructions
         )
-        return render(request, SCHEMAS_TEMPLATE, context, status=refused.status)
-    messages.success(request, note)
+        return created, "Schema created."
+    _, changed = labels.new_schema_version(
+        schema,
+        author=request.user,
+        questions=questions,
+        instructions=instructions,
+        expected_version=int_param(request.POST.get("expected_version")),
+    )
+    return schema, "New version saved." if changed else "Nothing changed."
+
+
+def _archive(request, dataset, schema):
+    archived = request.POST["archive"] == "1"
+    try:
+        labels.set_archived(schema, author=request.user, archived=archived)
+    except DomainError as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, "Archived." if archived else "Brought back.")
     return redirect("label-schemas", slug=dataset.slug)
+
+
+def _schemas_url(dataset, schema: LabelSchema) -> str:
+    return f"{reverse('label-schemas', args=[dataset.slug])}?schema={schema.pk}"
+
+
+@require_POST
+def queue_schemas_save(request, pk):
+    """Choose which schemas a queue asks (curators), from the dataset page."""
+    queue = visible_queue(request.user, pk)
+    try:
+        chosen = queues.schemas_by_id(
+            queue.dataset, [int(pk) for pk in request.POST.getlist("schemas") if pk.isdigit()]
+        )
+        queues.set_schemas(queue, chosen, author=request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    except DomainError as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"Queue “{queue.name}” now asks what you chose.")
+    return redirect(reverse("dataset", args=[queue.dataset.slug]) + "#queues")

@@ -21,6 +21,7 @@ from editor.models import (
     Status,
 )
 from editor.presentation.transcript_view import transcript_view
+from editor.views.shared import int_param
 from editor.views.transcripts import message_list_context, transcript_context
 from editor.visibility import visible_dataset, visible_queue
 from editor.workflow import REVIEWERS
@@ -61,7 +62,7 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
                     mine.get((schema.current_version_id, question.key)), "value", None
                 ),
             }
-            for schema, question in annotations.transcript_questions(queue.dataset)
+            for schema, question in queues.queue_questions(queue)
         ]
         view = transcript_view(transcript, WORKING_AUDIENCE)
         context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
@@ -81,18 +82,19 @@ def _assignment(request, pk: int) -> QueueAssignment:
 @require_GET
 @vary_on_headers("HX-Request")
 def queue_detail(request, pk):
-    """The annotator's view: the item they hold (or a start button)."""
+    """The annotator's view: the item they hold (or a start button); ``?open=<id>``: one of
+    their items that came back from review (the dashboard links there)."""
     queue = _queue(request, pk)
     if not queue.may_work(request.user):
         raise PermissionDenied("You may not work in this queue.")
     queues.expire_reservations(queue)
-    held = (
-        QueueAssignment.objects.filter(
-            item__queue=queue, annotator=request.user, state=AssignmentState.CLAIMED
-        )
-        .select_related("item__transcript__dataset")
-        .first()
-    )
+    mine = QueueAssignment.objects.filter(item__queue=queue, annotator=request.user)
+    mine = mine.select_related("item__transcript__dataset")
+    returned = int_param(request.GET.get("open"))
+    held = None
+    if returned is not None:
+        held = mine.filter(pk=returned, state=AssignmentState.REJECTED).first()
+    held = held or mine.filter(state=AssignmentState.CLAIMED).first()
     context = _workspace_context(request, queue, held)
     template = TEMPLATE + ("#queue-workspace" if request.htmx else "")
     return render(request, template, context)
@@ -246,6 +248,7 @@ def queue_create(request, slug):
     usernames = [u for u in request.POST.get("assignees", "").replace(",", " ").split() if u]
     try:
         assignees = queues.users_named(usernames)
+        schema_ids = [int(pk) for pk in request.POST.getlist("schemas")]
         queue = queues.create_queue(
             dataset,
             queues.matching_transcripts(dataset, filters),
@@ -256,6 +259,7 @@ def queue_create(request, slug):
             assignees=assignees,
             instructions=request.POST.get("instructions", ""),
             filters=filters,
+            schemas=queues.schemas_by_id(dataset, schema_ids),
         )
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None

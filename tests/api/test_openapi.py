@@ -49,6 +49,7 @@ ROUTES = {
     ("get", "/queues/{pk}"): {401, 404, 422},
     ("post", "/queues/{pk}/claim"): {401, 403, 404, 422},
     ("get", "/queues/{pk}/figures"): {401, 403, 404, 422},
+    ("put", "/queues/{pk}/schemas"): {401, 403, 404, 422},
     ("get", "/queues/{pk}/assignments"): {401, 404, 422},
     ("post", "/assignments/{pk}/submit"): {401, 403, 404, 409, 422},
     ("post", "/assignments/{pk}/skip"): {401, 403, 404, 409, 422},

@@ -324,6 +324,7 @@ MATRIX = [
     ),
     html("queue", "GET", "/queues/{queue}/", "403 200 200 200"),
     html("queue-claim", "POST", "/queues/{queue}/claim/", "403 302 302 302"),
+    html("queue-schemas", "POST", "/queues/{queue}/schemas/", "403 403 403 302", {"schemas": []}),
     html("queue-review", "GET", "/queues/{queue}/review/", "403 403 200 200"),
     html("queue-dashboard", "GET", "/queues/{queue}/dashboard/", "403 403 200 200"),
     # The assignment is the annotator's: nobody else submits, skips or answers it.
@@ -619,6 +620,7 @@ MATRIX = [
     api("get", "/queues/{pk}", "200 200 200 200"),
     api("post", "/queues/{pk}/claim", "403 200 200 200"),
     api("get", "/queues/{pk}/figures", "403 403 200 200"),
+    api("put", "/queues/{pk}/schemas", "403 403 403 200", {"schemas": []}),
     api("get", "/queues/{pk}/assignments", "200 200 200 200"),
     api("post", "/assignments/{pk}/submit", "403 200 403 403"),
     api("post", "/assignments/{pk}/skip", "403 200 403 403"),
