@@ -51,11 +51,12 @@ test: $(STAMP) chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The property and fuzz tests with a large budget: 50 times the examples of `make test`, and
-# schemathesis' coverage phase over the whole API (tests/budget.py). About 15 minutes.
+# schemathesis' coverage phase over the whole API (tests/budget.py). About 20 minutes.
 FUZZ_SCALE ?= 50
 fuzz: $(STAMP)
 	OCM_FUZZ_SCALE=$(FUZZ_SCALE) OCM_FUZZ_COVERAGE=1 $(BIN)/python -m pytest -q \
 		tests/security/test_api_fuzz.py tests/security/test_format_routes_fuzz.py \
+		tests/security/test_archive_fuzz.py \
 		tests/formats/test_properties_limits.py tests/formats/test_properties_json_and_v01.py \
 		tests/formats/test_properties_token_text.py tests/formats/test_fast_path.py $(PYTEST_ARGS)
 
