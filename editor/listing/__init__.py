@@ -13,8 +13,10 @@ the cheapest way and cuts its snippets. The criteria themselves are
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 
+from django.core.cache import cache
 from django.core.paginator import Page, Paginator
 
 from editor.db.json_items import ItemValues, rows_per_item_value
@@ -82,11 +84,35 @@ class TranscriptList:
         """Every match's id, in id order (a bulk action's selection)."""
         return list(self._all().matching(self.wanted).order_by("pk").values_list("pk", flat=True))
 
-    def code_counts(self) -> list[tuple[str, int]] | None:
+    def code_counts(self, matches: int) -> list[tuple[str, int]] | None:
         """The diagnostic codes the matching transcripts hold, each with how many hold it,
-        most held first (the dataset page's facet). None while words are searched: that
-        count would cost what counting every match of the words costs (the page estimates
-        it instead; docs/performance.md)."""
+        most held first (the dataset page's facet; ``matches``: how many transcripts match,
+        which the page has counted already).
+
+        Counting walks every matching transcript's diagnostics (~100 ms at 100,000 on an idle
+        machine: docs/performance.md), so the answer is kept in the shared cache until the
+        dataset changes: the key holds the filters, the dataset's newest change (every write
+        sets ``updated_at``; one step down an index) and ``matches`` (a transcript gone).
+        None while words are searched: that count would cost what finding every match of the
+        words costs (the page estimates it instead)."""
         if self.wanted.text:
             return None
-        return rows_per_item_value(self._all().matching(self.wanted), "diagnostics", "code")
+        newest = (
+            Transcript.all_objects.filter(dataset=self.dataset)
+            .order_by("-updated_at")
+            .values_list("updated_at", flat=True)
+            .first()
+        )
+        wanted = repr((self.wanted, self.deleted, newest, matches)).encode()
+        key = f"code-facet:{self.dataset.pk}:{hashlib.sha256(wanted).hexdigest()}"
+        counts = cache.get(key)
+        if counts is None:
+            rows = self._all().matching(self.wanted)
+            counts = rows_per_item_value(rows, "diagnostics", "code")
+            cache.set(key, counts, CODE_FACET_SECONDS)
+        return counts
+
+
+# How long a facet's counts are kept at most (a write outside editor.storage, which would not
+# set updated_at, is seen after this long).
+CODE_FACET_SECONDS = 600

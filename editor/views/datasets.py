@@ -104,7 +104,8 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     sort = filters.sort_key()
     listed = TranscriptList.of(dataset, request.user, filters.to_filter(), sort=sort)
     page = listed.page(request.GET.get("page"), PAGE_SIZE)
-    code_facet = filter_forms.code_facet(listed.code_counts(), request.GET, page_path)
+    counts = listed.code_counts(page.paginator.count)
+    code_facet = filter_forms.code_facet(counts, request.GET, page_path)
     queues = list(dataset.queues.prefetch_related("schemas__current_version"))
     context = {
         "dataset": dataset,
