@@ -5,6 +5,8 @@ three of 10,000 messages (~4 MB each).
 * a page of the transcript list (50 rows, the long transcripts among them): the query alone
   (summary columns and the stored ``message_count``) and the API route;
 * the dataset page (first page, sorted by last change; a filtered page) and the dashboard;
+* the codes' facet of the dataset page (every other small transcript has two diagnostics):
+  the count query over every transcript and over a filter, and the page filtered by a code;
 * text search on the dataset page: a word in every transcript (as a curator and as a viewer,
   who searches only what the end user sees; first page, and a later page in another order)
   and words in the long transcripts' tool calls.
@@ -45,7 +47,8 @@ def _child() -> None:
 
     from editor import formats
     from editor.db import planner_stats
-    from editor.models import Dataset, Membership, Message, Role, Transcript
+    from editor.listing import TranscriptList
+    from editor.models import Dataset, Membership, Message, Role, Transcript, TranscriptFilter
     from editor.storage.content import TranscriptContent
     from editor.storage.create import NewTranscript, create_transcripts
 
@@ -59,12 +62,19 @@ def _child() -> None:
     big = TranscriptContent.from_text(
         long_transcript(formats, LONG_MESSAGES, 500), "openchatml-2.2"
     )
-    small = TranscriptContent.from_text(long_transcript(formats, 20, 100), "openchatml-2.2")
+    small_text = long_transcript(formats, 20, 100)
+    small = TranscriptContent.from_text(small_text, "openchatml-2.2")
+    # Every other small transcript has two diagnostics (no header, cut short): what the
+    # codes' facet counts and each row shows.
+    body = small_text.split("---\n", 2)[-1].rstrip()
+    flawed = TranscriptContent.from_text(body[: body.rfind("<|")], "openchatml-2.2")
     long_ones = [NewTranscript(big, title=f"long {n}") for n in range(LONG_TRANSCRIPTS)]
     create_transcripts(dataset, long_ones, author=user)
     for first in range(0, SMALL_TRANSCRIPTS, BATCH):
         last = min(first + BATCH, SMALL_TRANSCRIPTS)
-        batch = [NewTranscript(small, title=f"t{n}") for n in range(first, last)]
+        batch = [
+            NewTranscript(flawed if n % 2 else small, title=f"t{n}") for n in range(first, last)
+        ]
         create_transcripts(dataset, batch, author=user)
     # As an import of this size ends (and autovacuum would soon after any bulk write): the
     # planner's statistics. Without them PostgreSQL's first searches scan instead of using
@@ -96,6 +106,16 @@ def _child() -> None:
         ),
     )
     _timed("dashboard", lambda n: _page(client, "/"))
+    # The count itself, as the first view after a change makes it (later views read it from
+    # the cache: the dataset page timings above).
+    every = TranscriptList(dataset, TranscriptFilter())
+    _timed("codes' facet, counted: every transcript", lambda n: _uncached(every))
+    with_errors = TranscriptList(dataset, TranscriptFilter(has_errors=True, spec="openchatml-2.2"))
+    _timed("codes' facet, counted: with errors", lambda n: _uncached(with_errors))
+    _timed(
+        "dataset page, filtered by a code (facet click)",
+        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"code": "E-STREAM-TRUNCATED"}),
+    )
     _timed(
         "dataset page, search: in every transcript",
         lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
@@ -118,6 +138,13 @@ def _child() -> None:
         lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "tides 1400"}),
     )
     connections.close_all()  # before the parent drops the database
+
+
+def _uncached(listed):
+    from django.core.cache import cache
+
+    cache.clear()
+    return listed.code_counts(0)
 
 
 def _page(client, path: str, params: dict | None = None):
