@@ -195,8 +195,8 @@ def _past_the_total(inflation: Inflation, location: str) -> Candidate | None:
 
 def _past_the_total_message() -> str:
     return (
-        f"the archive inflated past {limits.amount(limits.MAX_ARCHIVE_BYTES)} in all before "
-        "this member; not imported"
+        f"the archive inflates past {limits.amount(limits.MAX_ARCHIVE_BYTES)} in all (as "
+        "its members actually inflate): this member and the ones after it are not imported"
     )
 
 
