@@ -1,11 +1,20 @@
-// The queue page's keys (templates/editor/queue.html): answering the label questions, submitting
-// and skipping the item. The transcript's own keys (j/k, e, v, g …) stay in editor.js, which
-// this page loads first; a key editor.js has taken (preventDefault) is not taken again here.
+// The queue pages' keys. The annotator's workspace (templates/editor/queue.html): number keys
+// answer the question you are on, Ctrl+Enter submits the item from any field, s skips; the
+// transcript's own keys (j/k, e, v, g …) stay in editor.js, which the page loads first, and a
+// key editor.js has taken (preventDefault) is not taken again here. The review page
+// (templates/editor/queue_review.html): a approves, r rejects (the comment first), n goes on.
 (function () {
   "use strict";
 
-  const TYPING = "input, textarea, select, [contenteditable=''], [contenteditable='true']";
-  const isTyping = (el) => el && el.closest && el.closest(TYPING);
+  // A radio button or a checkbox is not a text field: number keys and s still work there.
+  const TEXT_FIELD = "textarea, select, [contenteditable=''], [contenteditable='true'], "
+    + "input:not([type=radio]):not([type=checkbox]):not([type=button]):not([type=submit]):not([type=reset])";
+  const QUESTION = "#queue-workspace fieldset.question";
+  const MESSAGE = "#queue-workspace .message";
+
+  const byId = (id) => document.getElementById(id);
+  const inTextField = (el) => Boolean(el && el.closest && el.closest(TEXT_FIELD));
+  const closest = (el, selector) => (el && el.closest ? el.closest(selector) : null);
 
   // A key right after a swap can reach a button htmx has not processed yet (see editor.js).
   function activate(element) {
@@ -13,47 +22,181 @@
     element.click();
   }
 
-  function workspaceButton(action) {
-    return document.querySelector(`#queue-workspace [data-action='${action}']`);
+  // --- the question you are on -----------------------------------------------------------------
+  function questions(within) {
+    return Array.from((within || document).querySelectorAll(within ? "fieldset.question" : QUESTION));
+  }
+  const pickable = (q) => Boolean(q.querySelector("input[data-key]:not([data-key=''])"));
+  const answered = (q) => Boolean(q.querySelector("input:checked"));
+
+  // The focused question; else, when the focus is on a message (j/k), its first question
+  // unanswered (or its first); else the first required question unanswered; else the first
+  // unanswered. Only questions with options count: a number key has nothing to pick elsewhere.
+  function questionYouAreOn() {
+    const active = document.activeElement;
+    const focused = closest(active, QUESTION);
+    if (focused) return focused;
+    const message = closest(active, MESSAGE);
+    if (message) {
+      const own = questions(message).filter(pickable);
+      if (own.length) return own.find((q) => !answered(q)) || own[0];
+    }
+    const open = questions().filter((q) => pickable(q) && !answered(q));
+    return open.find((q) => q.hasAttribute("data-required")) || open[0] || null;
   }
 
-  // Number keys pick the option with that key in the question the focus is in, else in the
-  // first question still unanswered.
-  function currentQuestion() {
-    const focused = document.activeElement && document.activeElement.closest
-      ? document.activeElement.closest("fieldset.question") : null;
-    if (focused) return focused;
-    const all = Array.from(document.querySelectorAll("fieldset.question"));
-    return all.find((q) => !q.querySelector("input:checked") && !q.querySelector("textarea")) || null;
+  // The visible "you are here" marker (and aria-current) on the question a number key answers.
+  function markQuestion() {
+    const current = questionYouAreOn();
+    questions().forEach((q) => {
+      const on = q === current;
+      q.classList.toggle("current", on);
+      if (on) q.setAttribute("aria-current", "true");
+      else q.removeAttribute("aria-current");
+      const marker = q.querySelector(":scope > legend .you-are-on");
+      if (on && !marker) {
+        const tag = document.createElement("span");
+        tag.className = "you-are-on";
+        tag.textContent = "you are here";
+        q.querySelector(":scope > legend").append(" ", tag);
+      } else if (!on && marker) {
+        marker.remove();
+      }
+    });
   }
 
   function pickOption(key) {
-    const question = currentQuestion();
+    const question = questionYouAreOn();
     const input = question && question.querySelector(`input[data-key="${key}"]`);
     if (!input) return false;
     if (input.type === "checkbox") input.checked = !input.checked;
     else input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
-    document.querySelectorAll("fieldset.question.current").forEach((q) => q.classList.remove("current"));
-    question.classList.add("current");
+    // The focus stays on the question just answered (not on one of its inputs, where editor.js
+    // would take j/k for typing): the next number key changes that answer, Tab goes on.
+    question.tabIndex = -1;
+    question.focus({ preventScroll: true });
+    markQuestion();
     return true;
   }
 
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || isTyping(event.target)) return;
+  document.addEventListener("focusin", markQuestion);
+  document.addEventListener("change", (event) => { if (closest(event.target, QUESTION)) markQuestion(); });
+
+  // --- answers still on their way when the item is submitted --------------------------------
+  // A free-text answer is saved half a second after the typing stops, and any answer takes a
+  // request: a submit sent meanwhile would hand the item in without it. The submit waits.
+  const unsent = new Set(); // text questions typed in since their last save was sent
+  let inFlight = 0;
+  let waiting = [];
+
+  document.addEventListener("input", (event) => {
+    const question = closest(event.target, QUESTION);
+    if (question && event.target.matches("textarea")) unsent.add(question);
+  });
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    if (!event.detail.elt.matches || !event.detail.elt.matches(QUESTION)) return;
+    unsent.delete(event.detail.elt);
+    inFlight += 1;
+  });
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (!event.detail.elt.matches || !event.detail.elt.matches(QUESTION)) return;
+    inFlight = Math.max(0, inFlight - 1);
+    if (!inFlight && !unsent.size) { waiting.forEach((go) => go()); waiting = []; }
+  });
+  document.addEventListener("htmx:confirm", (event) => {
+    const form = closest(event.detail.elt, "#queue-workspace form[data-move='submit']");
+    if (!form || (!inFlight && !unsent.size)) return;
+    event.preventDefault();
+    unsent.forEach((question) => {
+      const field = question.querySelector("textarea");
+      if (field && field.isConnected) field.dispatchEvent(new Event("change", { bubbles: true }));
+      else unsent.delete(question);
+    });
+    waiting.push(() => event.detail.issueRequest(true));
+    if (!inFlight && !unsent.size) { waiting.forEach((go) => go()); waiting = []; }
+  });
+
+  // --- the workspace: focus on the answer panel -------------------------------------------------
+  // On load and after each item (a submit or a skip swaps the workspace), the focus goes to the
+  // answer panel: Submit is the next Tab stop, and the number keys answer from there.
+  function focusPanel() {
+    const panel = byId("answer-panel");
+    if (!panel) return;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected && !panel.contains(active)) return;
+    panel.focus({ preventScroll: true });
+    markQuestion();
+  }
+  document.addEventListener("htmx:afterSettle", (event) => {
+    if (event.detail.target && event.detail.target.id === "queue-workspace") focusPanel();
+  });
+
+  // --- the review page ----------------------------------------------------------------------
+  function reviewButton(action) {
+    return document.querySelector(`#review-workspace [data-action='${action}']`);
+  }
+
+  function reviewKey(event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      const submit = workspaceButton("submit");
+      // Ctrl+Enter in the comment box sends the rejection it explains.
+      const comment = closest(event.target, "#review-workspace textarea[name=comment]");
+      const reject = comment && reviewButton("reject");
+      if (reject) { event.preventDefault(); activate(reject); }
+      return true;
+    }
+    if (inTextField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return true;
+    const action = { a: "approve", r: "reject", n: "next" }[event.key];
+    if (!action) return true;
+    const button = reviewButton(action);
+    if (!button) return true;
+    event.preventDefault();
+    if (action === "reject") {
+      const comment = document.querySelector("#review-workspace textarea[name=comment]");
+      if (comment && !comment.value.trim()) { comment.focus(); return true; }
+    }
+    activate(button);
+    return true;
+  }
+
+  // After a decision the next submission (or item) is swapped in: the focus goes to it.
+  document.addEventListener("htmx:afterSettle", (event) => {
+    if (!event.detail.target || event.detail.target.id !== "review-workspace") return;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return;
+    const target = byId("review-decision") || byId("review-workspace");
+    if (target) target.focus({ preventScroll: true });
+  });
+
+  // --- keys ---------------------------------------------------------------------------------
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented) return;
+    if (byId("review-workspace") && reviewKey(event)) return;
+    if (!byId("queue-workspace")) return;
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      // editor.js saves a message being edited (and took the key); anywhere else, even in the
+      // free-text answer, Ctrl+Enter submits the item.
+      if (closest(event.target, "form.message.editing, #source-form")) return;
+      const submit = document.querySelector("#queue-workspace [data-action='submit']");
       if (submit) { event.preventDefault(); activate(submit); }
       return;
     }
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (/^[1-9]$/.test(event.key) && pickOption(event.key)) {
-      event.preventDefault();
+    if (inTextField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (/^[1-9]$/.test(event.key)) {
+      if (pickOption(event.key)) event.preventDefault();
       return;
     }
     if (event.key === "s") {
-      const skip = workspaceButton("skip");
+      const skip = document.querySelector("#queue-workspace [data-action='skip']");
       if (skip) { event.preventDefault(); activate(skip); }
     }
   });
+
+  function start() {
+    focusPanel();
+    const decision = byId("review-decision");
+    if (decision) decision.focus({ preventScroll: true });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
 })();

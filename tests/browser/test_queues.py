@@ -171,3 +171,162 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot, co
         "no",
         "yes",
     ]
+
+
+# --- the keyboard flow of one item ------------------------------------------------------------
+
+
+@pytest.fixture
+def rated(transactional_db):
+    """A queue whose items ask a rating of each assistant message, a span tag, a required
+    question about the whole transcript ("1 Good", "2 Bad") and a free-text note; "ann" holds
+    the first item already (so the page loads with it)."""
+    dataset = Dataset.objects.create(name="Ratings", slug="ratings")
+    users = {}
+    for name, role in (("ann", Role.ANNOTATOR), ("cur", Role.CURATOR)):
+        users[name] = get_user_model().objects.create_user(name, password=PASSWORD)
+        Membership.objects.create(user=users[name], dataset=dataset, role=role)
+    transcripts = [
+        create_transcript(
+            dataset,
+            author=users["cur"],
+            text=conversation(turns=3),
+            spec="openchatml-2.2",
+            title=f"Chat {n}",
+        )
+        for n in range(3)
+    ]
+    create_label_schema(dataset, author=users["cur"], name="Quality", questions=QUALITY)
+    queue = queues.create_queue(dataset, transcripts, name="Ratings", author=users["cur"])
+    queues.claim_next(queue, users["ann"])
+    return queue
+
+
+QUALITY = [
+    {
+        "key": "helpful",
+        "kind": "rating",
+        "prompt": "How helpful is this answer?",
+        "applies_to": "message",
+        "roles": ["assistant"],
+        "scale": 5,
+    },
+    {
+        "key": "issues",
+        "kind": "span",
+        "prompt": "Tag wrong claims",
+        "roles": ["assistant"],
+        "tags": [{"value": "wrong", "label": "Wrong", "key": "w"}],
+    },
+    {
+        "key": "overall",
+        "kind": "choice",
+        "prompt": "Overall, is the conversation good?",
+        "required": True,
+        "options": [
+            {"value": "good", "label": "Good", "key": "1"},
+            {"value": "bad", "label": "Bad", "key": "2"},
+        ],
+    },
+    {"key": "note", "kind": "text", "prompt": "Anything else?"},
+]
+
+
+def open_item(page, live_server, queue):
+    log_in(page, live_server, "ann")
+    page.goto(f"{live_server.url}/queues/{queue.pk}/")
+    expect(page.locator("#queue-workspace")).to_have_attribute("data-state", "claimed")
+    settled(page)
+
+
+def answer_of(question: str, annotator: str = "ann"):
+    found = Annotation.objects.filter(question=question, annotator__username=annotator)
+    return list(found.order_by("message_index").values_list("message_index", "value"))
+
+
+def test_ctrl_enter_submits_from_a_radio_button_and_from_the_text_answer(
+    page, live_server, rated, console_errors
+):
+    open_item(page, live_server, rated)
+    progress = page.get_by_test_id("queue-progress")
+    overall = page.locator('fieldset[data-question="overall"]')
+    overall.locator('input[value="good"]').focus()
+    page.keyboard.press("Space")  # answered; the radio button keeps the focus
+    page.keyboard.press("Control+Enter")
+    expect(progress).to_have_text("1 / 3 done by you")
+    settled(page)
+
+    # The next item: the note typed last is saved with the item, not lost to the submit.
+    page.keyboard.press("1")
+    note = page.locator('fieldset[data-question="note"] textarea')
+    note.focus()
+    page.keyboard.type("Short but right.")
+    page.keyboard.press("Control+Enter")
+    expect(progress).to_have_text("2 / 3 done by you")
+    assert [v for _, v in answer_of("note")] == ["Short but right."]
+    assert console_errors == []
+
+
+def test_number_keys_answer_the_question_you_are_on(page, live_server, rated):
+    open_item(page, live_server, rated)
+    # Nothing focused: 1 answers the required question (its hint says "1 Good"), not the
+    # first message rating, and the item can be submitted.
+    page.keyboard.press("1")
+    overall = page.locator('fieldset[data-question="overall"]')
+    expect(overall.locator(".answer-status")).to_have_text("saved")
+    assert answer_of("overall") == [(None, "good")]
+    assert answer_of("helpful") == []
+    # The focus comes back to the question just answered, marked as the one you are on.
+    expect(overall).to_be_focused()
+    expect(overall).to_have_attribute("aria-current", "true")
+    expect(overall.locator(".you-are-on")).to_be_visible()
+    # A radio button has the focus: a number key still answers (its own question).
+    page.keyboard.press("2")
+    expect(overall.locator('input[value="bad"]')).to_be_checked()
+    # A message's rating has the focus: the key rates that message.
+    rating = page.locator('#message-1 fieldset[data-question="helpful"]')
+    rating.locator('input[value="3"]').focus()
+    page.keyboard.press("4")
+    expect(rating.locator('input[value="4"]')).to_be_checked()
+    expect(rating.locator(".answer-status")).to_have_text("saved")
+    assert answer_of("helpful") == [(1, 4)]
+    # In a text field a number is text.
+    page.locator('fieldset[data-question="note"] textarea').focus()
+    page.keyboard.press("1")
+    expect(page.locator('fieldset[data-question="note"] textarea')).to_have_value("1")
+    expect(overall.locator('input[value="bad"]')).to_be_checked()
+    # s skips (from a radio button too), Ctrl+Enter with nothing answered is refused in words.
+    rating.locator('input[value="4"]').focus()
+    page.keyboard.press("s")
+    expect(page.locator("#queue-workspace")).to_contain_text("Skipped item #1")
+
+
+def test_submit_is_three_tabs_from_the_page_load(page, live_server, rated):
+    open_item(page, live_server, rated)
+    page.reload()
+    settled(page)
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(
+            "() => { const a = document.activeElement; return a.dataset.action || a.className; }"
+        )
+        if focused == "skip-to-panel":
+            page.keyboard.press("Enter")
+        if focused == "submit":
+            break
+    assert focused == "submit"
+
+
+def test_at_phone_width_submit_and_the_questions_need_no_scrolling(
+    page, live_server, rated, screenshot
+):
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_item(page, live_server, rated)
+    screenshot("phone")
+    submit = page.locator('[data-action="submit"]')
+    required = page.locator('fieldset[data-question="overall"]')
+    expect(submit).to_be_in_viewport()
+    expect(required).to_be_in_viewport()
+    page.locator("#message-5").scroll_into_view_if_needed()  # reading the transcript's end
+    expect(submit).to_be_in_viewport()
+    expect(page.locator('[data-action="skip"]')).to_be_in_viewport()
