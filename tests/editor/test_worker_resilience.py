@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import InterfaceError, OperationalError, connection
+from django_tasks_db.management.commands import db_worker
 
 import editor.importing.tasks as import_tasks
 from editor import background
 from editor.importing import limits
 from editor.importing.tasks import progress_of, start_import_task
+from editor.management.commands.task_worker import Worker
 from editor.models import ImportTask, Revision, TaskStatus, Transcript
 from tests.editor.test_task_worker import (
     DATABASE_TASKS,
@@ -277,3 +279,39 @@ def test_a_finished_import_tags_its_revisions(dataset, annotator):
     import_tasks.run_import_task(task.pk)
     notes = set(Revision.objects.values_list("note", flat=True))
     assert notes == {f"imported (import {task.pk})"}
+
+
+def test_the_poll_outlives_a_dropped_postgresql_connection(monkeypatch, caplog):
+    """db_worker's loop raised what its poll met unless SQLite said "locked": a dropped
+    connection ended the worker. Here the loop starts again, after a pause, logged."""
+    errors = [
+        InterfaceError("connection already closed"),
+        OperationalError("server closed the connection unexpectedly"),
+    ]
+    polls = []
+
+    def poll(worker):
+        polls.append(worker.startup_delay)
+        if errors:
+            raise errors.pop(0)
+
+    monkeypatch.setattr(db_worker.Worker, "run", poll)
+    monkeypatch.setattr(background, "RETRY_DELAYS", (0, 0))
+    closed = []
+    monkeypatch.setattr(background, "close_broken_connections", lambda: closed.append(True))
+    worker = Worker(
+        queue_names=["default"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=True,
+        max_tasks=None,
+        worker_id="test",
+        excluded_queue_names=[],
+    )
+
+    worker.run()
+
+    assert polls == [True, False, False]  # no startup delay once it has started
+    assert len(closed) == 2
+    assert "server closed the connection" in caplog.text
