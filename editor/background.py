@@ -11,7 +11,12 @@ few seconds, a web worker answering a poll) can tell a dead one:
 - its heartbeat is older than ``settings.OCM_TASK_STALE_AFTER`` seconds (any host).
 
 A dead task is queued again while it has attempts left (``OCM_TASK_MAX_ATTEMPTS``), then
-marked failed. Its transaction died with its connection, so nothing of it was written.
+marked failed. Its transaction died with its connection, so nothing of it was written, unless
+it commits as it goes (a partial import): then its ``Recovery`` says what it kept
+(``account_for``) and it is not run again.
+
+A task worker waits out the database's transient errors (``TRANSIENT_ERRORS``: SQLite locked,
+a connection dropped) instead of dying of them: ``retrying``, and ``task_worker``'s poll.
 """
 
 from __future__ import annotations
