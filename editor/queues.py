@@ -137,7 +137,9 @@ def schemas_by_id(dataset: Dataset, ids: Iterable[int]) -> list[LabelSchema]:
     """The schemas of ``dataset`` with these ids; ``InvalidContent`` (``unknown-schema``)
     naming any id that is none of them."""
     wanted = set(ids)
-    found = list(LabelSchema.objects.filter(dataset=dataset, pk__in=wanted))
+    # an id past what a database integer holds is no schema (and SQLite refuses to read it)
+    possible = [pk for pk in wanted if 0 < pk < 2**63]
+    found = list(LabelSchema.objects.filter(dataset=dataset, pk__in=possible))
     missing = sorted(wanted - {schema.pk for schema in found})
     if missing:
         raise InvalidContent(

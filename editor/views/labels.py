@@ -202,7 +202,7 @@ def _builder_context(
             {
                 "n": place,
                 "row": row,
-                "kind_name": builder.KIND_NAMES[row["kind"]],
+                "kind_name": builder.KIND_NAMES.get(row["kind"], row["kind"]),
                 "question": shown,
                 # a span question previews as the queue's message labels show its tags
                 "labels": {

@@ -80,6 +80,8 @@ def test_only_schemas_of_the_queues_dataset(dataset, curator, schemas, transcrip
         queues.create_queue(dataset, transcripts, name="X", author=curator, schemas=[stranger])
     with pytest.raises(InvalidContent, match="No such label schema in the dataset"):
         queues.schemas_by_id(dataset, [schemas["Tone"].pk, stranger.pk])
+    with pytest.raises(InvalidContent, match=str(2**70)):  # not a database integer: no 500
+        queues.schemas_by_id(dataset, [2**70, -1])
     queue = queues.create_queue(dataset, transcripts, name="X", author=curator)
     annotator = queue.dataset.memberships.get(role="annotator").user
     with pytest.raises(NotAllowed):

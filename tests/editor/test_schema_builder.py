@@ -152,6 +152,12 @@ def test_problems_are_marked_on_their_question_and_field(client, curator):
     # what was typed stays in the form
     assert 'name="name" value="Broken"' in page
 
+    # a kind that is none (a forged post) is a problem of its question, not an error page
+    forged = client.post(URL, posted({"key": "x", "kind": "essay", "prompt": "?"}, name="F"))
+    assert forged.status_code == 422 and "kind" in forged.content.decode()
+    preview = client.post(URL, posted({"key": "x", "kind": "essay"}, action="preview"), headers=HX)
+    assert preview.status_code == 200
+
     # a problem of the whole schema (two questions with one key) shows above the questions
     twice = [rows[0], {**rows[0], "prompt": "Again"}]
     page = client.post(URL, posted(*twice, name="Twice")).content.decode()
@@ -231,3 +237,9 @@ def test_without_htmx_a_builder_button_answers_the_whole_page(client, curator):
     assert response.status_code == 200
     page = response.content.decode()
     assert "<html" in page and 'data-question-row="1" data-kind="text"' in page
+
+
+def test_an_id_past_any_database_integer_is_no_schema(client, curator):
+    client.force_login(curator)
+    assert client.get(f"{PAGE}?schema={2**70}").status_code == 404
+    assert client.post(URL, {"schema": str(2**70), "action": "preview"}).status_code == 404
