@@ -18,6 +18,7 @@ the live-validation path of the editor, which must answer fast on long transcrip
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 from editor import formats, workflow
 from editor.errors import ConflictError, FixNotFound, HasErrors, InvalidContent, MessageNotFound
 from editor.formats.convert import convert
-from editor.formats.model import SEMANTIC_FIELDS
+from editor.formats.model import HEADER_FIELDS, SEMANTIC_FIELDS
 from editor.models import HistoryBroken, Revision, Status, Transcript
 from editor.storage.content import TranscriptContent, apply_edits, messages_from_input
 from editor.storage.save import refusal, save_transcript
@@ -33,6 +34,8 @@ from editor.storage.save import refusal, save_transcript
 # The fields of a message an edit may set; anything else in a change is refused by name.
 EDITABLE_FIELDS = frozenset(SEMANTIC_FIELDS)
 NEW_MESSAGE = {"role": "user", "content": ""}
+# The text fields a diagnostic may point into besides the content (``_field_position``).
+MESSAGE_HEADER_FIELDS = ("role", *HEADER_FIELDS)
 
 
 @dataclass
@@ -458,6 +461,16 @@ class DraftCheck:
     def for_message(self, index: int) -> list[dict]:
         return [d for d in self.diagnostics if d.get("message_index") == index]
 
+    def placed(self, text: str, message: formats.Message) -> DraftCheck:
+        """Each diagnostic of the message being edited (``message``, in ``text``) also says
+        which of its fields it is in and where in that field (``field``, ``field_line``,
+        ``field_column``, from 1): the annotator types in a field, not in the file."""
+        for diagnostic in self.for_message(self.message_index):
+            found = _field_position(text, diagnostic.get("offset"), message)
+            if found is not None:
+                diagnostic["field"], diagnostic["field_line"], diagnostic["field_column"] = found
+        return self
+
     def to_dict(self) -> dict:
         return {
             "diagnostics": self.diagnostics,
@@ -472,8 +485,17 @@ def validate_message_draft(
     """The diagnostics of ``transcript`` with message ``index`` changed as ``changes`` says.
 
     Whole-transcript rules (call pairing, header, profiles) see the whole draft; positions
-    refer to the text the draft would be saved as.
+    refer to the text the draft would be saved as, and those in message ``index`` also to the
+    field they are in (``field``, ``field_line``, ``field_column``: ``DraftCheck.placed``).
     """
+    content, message = _message_draft(transcript, index, changes)
+    return DraftCheck(content.diagnostics, message_index=index).placed(content.source_text, message)
+
+
+def _message_draft(
+    transcript: Transcript, index: int, changes: Mapping[str, Any]
+) -> tuple[TranscriptContent, formats.Message]:
+    """The content ``transcript`` would have with message ``index`` changed, and that message."""
     unknown = sorted(set(changes) - EDITABLE_FIELDS)
     if unknown:
         raise InvalidContent(f"Not a message field: {', '.join(unknown)}.", code="invalid-message")
@@ -489,9 +511,94 @@ def validate_message_draft(
     content = TranscriptContent.from_canonical(
         draft, previous_text=transcript.source_text, previous_spec=transcript.spec
     )
-    return DraftCheck(content.diagnostics, message_index=index)
+    return content, messages[index]
 
 
 def validate_source_draft(text: str, spec: str) -> DraftCheck:
     """The diagnostics of a whole draft source text in ``spec`` (raw mode)."""
     return DraftCheck(TranscriptContent.from_text(text, spec).diagnostics)
+
+
+# --- quick fixes of drafts: applied to what is being typed, nothing saved --------------------
+
+
+def fix_message_draft(
+    transcript: Transcript, index: int, changes: Mapping[str, Any], *, code: str, fix_id: str
+) -> formats.Message:
+    """Message ``index`` of the draft (``changes``) with the quick fix ``fix_id`` of its
+    diagnostic ``code`` applied: what the edit form shows next (nothing is saved).
+
+    A fix that would change anything but this message (another message, the header) is
+    refused: the form holds this message only; it is offered once the draft is saved."""
+    content, _message = _message_draft(transcript, index, changes)
+    fix = _offered_fix(content.diagnostics, code, index, fix_id)
+    fixed = TranscriptContent.from_text(
+        apply_edits(content.source_text, fix["edits"]), content.spec
+    )
+    before, after = content.canonical, fixed.canonical
+    others_kept = len(after.messages) == len(before.messages) and all(
+        old.fingerprint() == new.fingerprint()
+        for number, (old, new) in enumerate(zip(before.messages, after.messages, strict=True))
+        if number != index
+    )
+    if not others_kept or after.header != before.header or after.attrs != before.attrs:
+        raise InvalidContent(
+            f"“{fix['title']}” changes more than message {index}: save your edit, then apply "
+            "the fix from the diagnostics.",
+            code="fix-outside-message",
+        )
+    return after.messages[index]
+
+
+def fix_source_draft(
+    text: str, spec: str, *, code: str, message_index: int | None, fix_id: str
+) -> str:
+    """The raw-mode text ``text`` (in ``spec``) with the quick fix ``fix_id`` of its
+    diagnostic ``code`` applied (nothing is saved)."""
+    if not formats.is_spec(spec):
+        raise InvalidContent(f"Unknown spec id {spec!r}.", code="unknown-spec")
+    diagnostics = TranscriptContent.from_text(text, spec).diagnostics
+    return apply_edits(text, _offered_fix(diagnostics, code, message_index, fix_id)["edits"])
+
+
+def _offered_fix(diagnostics: list[dict], code: str, message_index: int | None, fix_id: str):
+    for diagnostic in diagnostics:
+        fix = diagnostic.get("fix") or {}
+        if (
+            diagnostic["code"] == code
+            and diagnostic.get("message_index") == message_index
+            and fix.get("id") == fix_id
+        ):
+            return fix
+    raise FixNotFound(
+        f"The text offers no fix {fix_id!r} for {code} any more (it changed): see the "
+        "diagnostics again."
+    )
+
+
+def _field_position(
+    text: str, offset: int | None, message: formats.Message
+) -> tuple[str, int, int] | None:
+    """The field of ``message`` whose written value is at ``offset`` of ``text`` and the line
+    and column there, or None. Each value is looked for only around ``offset`` (never across
+    the whole text: this runs on every keystroke of long transcripts); in JSON specs a value
+    is written as a string literal, whose escapes count as one character each."""
+    if offset is None:
+        return None
+    for name in ("content", *MESSAGE_HEADER_FIELDS):
+        value = getattr(message, name)
+        if not isinstance(value, str) or not value:
+            continue
+        for written in (value, json.dumps(value, ensure_ascii=False)[1:-1]):
+            start = text.rfind(written, max(0, offset - len(written)), offset + len(written))
+            if start < 0 or not start <= offset <= start + len(written):
+                continue
+            before = written[: offset - start]
+            if written is not value:  # the literal's escapes: count the characters they say
+                try:
+                    before = json.loads(f'"{before}"')
+                except ValueError:
+                    continue
+            line = before.count("\n") + 1
+            return name, line, len(before) - (before.rfind("\n") + 1) + 1
+    return None

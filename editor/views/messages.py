@@ -14,6 +14,7 @@ from collections.abc import Callable
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -132,9 +133,13 @@ def _posted_fields(request) -> dict:
 @require_POST
 def message_validate(request, pk, index):
     """Live validation of the form being typed: the diagnostics panel and the message's badge,
-    out of band; the form itself (and its textarea) is never swapped."""
+    out of band; the form itself (and its textarea) is never swapped. With ``fix_id``, a
+    quick fix the panel offers for the draft: the form comes back with it applied (the user
+    clicked; nothing is saved)."""
     transcript = editable_transcript(request, pk)
     require_audience_or_403(transcript, request.user, FULL_CONTENT)
+    if request.POST.get("fix_id"):
+        return _fixed_draft(request, transcript, index)
     try:
         check = editing.validate_message_draft(transcript, index, _posted_fields(request))
     except InvalidContent as refused:
@@ -150,6 +155,36 @@ def message_validate(request, pk, index):
         draft_warnings=sum(1 for d in check.for_message(index) if d["severity"] == "warning"),
     )
     return render(request, TEMPLATE + "#draft-checked", context)
+
+
+def _fixed_draft(request, transcript, index):
+    """The edit form again with a quick fix applied to the draft, and its diagnostics."""
+    try:
+        fixed = editing.fix_message_draft(
+            transcript,
+            index,
+            _posted_fields(request),
+            code=request.POST.get("code", ""),
+            fix_id=request.POST.get("fix_id", ""),
+        )
+        fields = {name: getattr(fixed, name) for name in SEMANTIC_FIELDS}
+        check = editing.validate_message_draft(transcript, index, fields)
+    except DomainError as refused:
+        return _form_error(request, index, refused.message, status=refused.status)
+    context = _form_context(request, transcript, index, fixed)
+    context.update(
+        diagnostics=ordered_diagnostics(check.diagnostics),
+        draft=True,
+        draft_errors=sum(1 for d in check.for_message(index) if d["severity"] == "error"),
+        draft_warnings=sum(1 for d in check.for_message(index) if d["severity"] == "warning"),
+    )
+    response = HttpResponse(
+        render_to_string(TEMPLATE + "#message-form", context, request)
+        + render_to_string(TEMPLATE + "#draft-checked", context, request)
+    )
+    response["HX-Retarget"] = f"#message-{index}"
+    response["HX-Reswap"] = "outerHTML"
+    return response
 
 
 def _form_error(request, index, message: str, *, status: int = 422) -> HttpResponse:

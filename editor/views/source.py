@@ -108,15 +108,30 @@ def _conflict_page(request, transcript, text, spec, conflict: ConflictError):
 @require_POST
 def source_validate(request, pk):
     """Live validation of the text being typed: the diagnostics panel and the text
-    highlighted, both swapped in out of band (the textarea itself is never replaced)."""
+    highlighted, both swapped in out of band (the textarea itself is never replaced while
+    the user types). With ``fix_id``, a quick fix the panel offers: the text comes back with
+    it applied, the textarea too (the user clicked; nothing is saved)."""
     transcript = editable_transcript(request, pk)
     text = request.POST.get("text", "").replace("\r\n", "\n")
     spec = request.POST.get("spec") or transcript.spec
     if not formats.is_spec(spec):
         spec = transcript.spec
+    fixed, refused = None, None
+    if request.POST.get("fix_id"):
+        try:
+            text = editing.fix_source_draft(
+                text,
+                spec,
+                code=request.POST.get("code", ""),
+                message_index=int_param(request.POST.get("message_index")),
+                fix_id=request.POST["fix_id"],
+            )
+            fixed = request.POST.get("fix_title") or request.POST.get("code", "")
+        except DomainError as refusal:
+            refused = refusal
     check = editing.validate_source_draft(text, spec)
     context = _context(transcript, text, spec, check.diagnostics)
-    context["draft"] = True
+    context.update(draft=True, fixed=fixed, fix_refusal=refused)
     return render(request, TEMPLATE + "#live-check", context)
 
 
