@@ -135,3 +135,26 @@ def test_a_merge_is_still_version_checked(weather, annotator, curator, monkeypat
         editing.edit_message(page, 5, {"content": "mine"}, expected_version=1, author=annotator)
     saved = fresh(weather)
     assert saved.version == 3 and saved.canonical().messages[5].content != "mine"
+
+
+def test_the_editor_says_it_merged_and_shows_theirs(client, weather, annotator, curator):
+    from django.test import Client
+
+    other = Client()
+    other.force_login(curator)
+    hx = {"HX-Request": "true"}
+    base = f"/transcripts/{weather.pk}/messages"
+    other.post(
+        f"{base}/7/save/", {"version": 1, "role": "assistant", "content": "Theirs"}, headers=hx
+    )
+    client.force_login(annotator)
+    response = client.post(
+        f"{base}/2/save/", {"version": 1, "role": "user", "content": "Mine"}, headers=hx
+    )
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "data-conflict" not in html
+    assert "Saved: merged with r2 by curator." in html
+    assert "Theirs" in html and "Mine" in html  # the whole list, their edit included
+    messages = fresh(weather).canonical().messages
+    assert messages[2].content == "Mine" and messages[7].content == "Theirs"
