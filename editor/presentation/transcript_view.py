@@ -18,7 +18,7 @@ from editor.formats.render import END_USER, RenderedItem, render
 from editor.formats.validate.pairing import pair_calls
 from editor.labels import annotations
 from editor.models import Transcript
-from editor.presentation.display import display_turns
+from editor.presentation.display import Part, Turn, display_turns
 
 PAGE_SIZE = 50
 
@@ -67,34 +67,62 @@ class FormField:
 
 @dataclass
 class TranscriptView:
-    """The rendered transcript as turns of cards; ``page(n)`` gives one page of turns."""
+    """The rendered transcript as turns of cards, a page at a time: ``page(n)`` builds the
+    cards of page ``n`` only, so that a page of a 10,000-message transcript costs what a page
+    of a short one does (beyond rendering and grouping, which are linear and cheap)."""
 
     transcript: Transcript
     audience: str
-    turns: list[TurnView]
+    display: list[Turn]
     source: str | None = None
     spans: tuple = ()
+    pairs: dict[int, int] = field(default_factory=dict)  # a reply's index: its call's
+    replies: dict[int, list[int]] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)  # (index, severity): diagnostics
 
     @property
     def page_count(self) -> int:
-        return max(1, -(-len(self.turns) // PAGE_SIZE))
+        return max(1, -(-len(self.display) // PAGE_SIZE))
 
     def page(self, number: int) -> list[TurnView]:
-        return self.turns[number * PAGE_SIZE : (number + 1) * PAGE_SIZE]
+        return self.pages(number, number)
 
-    def pages_through(self, number: int) -> list[TurnView]:
-        return self.turns[: (number + 1) * PAGE_SIZE]
+    def pages(self, first: int, last: int) -> list[TurnView]:
+        """The turns of pages ``first`` to ``last``, both included."""
+        return [
+            self._turn(turn) for turn in self.display[first * PAGE_SIZE : (last + 1) * PAGE_SIZE]
+        ]
 
     def page_holding(self, index: int) -> int:
-        """The page on which message ``index`` is shown (or would be, were it visible)."""
+        """The page on which message ``index`` is shown (or would be, were it visible): the
+        last page when it is past the end."""
         position = next(
-            (n for n, turn in enumerate(self.turns) if turn.cards[-1].index >= index), 0
+            (n for n, turn in enumerate(self.display) if turn.parts[-1].item.index >= index),
+            len(self.display) - 1,
         )
-        return position // PAGE_SIZE
+        return max(position, 0) // PAGE_SIZE
 
     def card(self, index: int) -> MessageCard | None:
-        return next(
-            (card for turn in self.turns for card in turn.cards if card.index == index), None
+        for turn in self.display:
+            for part in turn.parts:
+                if part.item.index == index:
+                    return self._card(part, len(turn.parts))
+        return None
+
+    def _turn(self, turn: Turn) -> TurnView:
+        return TurnView(
+            turn.number, turn.role, [self._card(part, len(turn.parts)) for part in turn.parts]
+        )
+
+    def _card(self, part: Part, parts: int) -> MessageCard:
+        index = part.item.index
+        return MessageCard(
+            part.item,
+            badges=_badges(part.badges, parts),
+            answers=self.pairs.get(index),
+            replies=self.replies.get(index, []),
+            errors=self.counts.get((index, "error"), 0),
+            warnings=self.counts.get((index, "warning"), 0),
         )
 
 
@@ -109,20 +137,16 @@ def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
     )
     rendered = render(canonical, audience, source_text=transcript.source_text or None)
     pairs = pair_calls(canonical.messages) if audience != END_USER else {}
-    replies = _replies_by_call(pairs)
-    counts = _diagnostic_counts(transcript.diagnostics) if audience != END_USER else {}
-    turns = [
-        TurnView(
-            turn.number,
-            turn.role,
-            [
-                _card(part.item, _badges(part.badges, len(turn.parts)), pairs, replies, counts)
-                for part in turn.parts
-            ],
-        )
-        for turn in display_turns(canonical, rendered, source_text=transcript.source_text)
-    ]
-    return TranscriptView(transcript, audience, turns, rendered.source, rendered.spans)
+    return TranscriptView(
+        transcript,
+        audience,
+        display_turns(canonical, rendered, source_text=transcript.source_text),
+        rendered.source,
+        rendered.spans,
+        pairs=pairs,
+        replies=_replies_by_call(pairs),
+        counts=_diagnostic_counts(transcript.diagnostics) if audience != END_USER else Counter(),
+    )
 
 
 def _badges(badges: tuple, parts: int) -> tuple:
@@ -139,20 +163,6 @@ def _replies_by_call(pairs: dict[int, int]) -> dict[int, list[int]]:
     for reply, call in sorted(pairs.items()):
         replies.setdefault(call, []).append(reply)
     return replies
-
-
-def _card(
-    item: RenderedItem, badges, pairs: dict[int, int], replies: dict[int, list[int]], counts: dict
-) -> MessageCard:
-    index = item.index
-    return MessageCard(
-        item,
-        badges=badges,
-        answers=pairs.get(index),
-        replies=replies.get(index, []),
-        errors=counts.get((index, "error"), 0),
-        warnings=counts.get((index, "warning"), 0),
-    )
 
 
 def _diagnostic_counts(diagnostics: list[dict]) -> Counter:

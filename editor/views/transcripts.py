@@ -95,7 +95,12 @@ def transcript_detail(request, pk):
         view = transcript_view(transcript, audience)
         page = int_param(request.GET.get("page"))
         if request.htmx and page is not None:
-            return render(request, TEMPLATE + "#message-page", _page_context(context, view, page))
+            before = request.GET.get("before") == "1"
+            return render(
+                request,
+                TEMPLATE + "#message-pages",
+                _page_context(context, view, page, before=before),
+            )
         editing_index = int_param(request.GET.get("edit"))
         focus = _goto(request, transcript)
         upto = (
@@ -128,21 +133,32 @@ def starting_audience(user, transcript: Transcript) -> str:
     return END_USER_AUDIENCE
 
 
-def message_list_context(view, through_page: int) -> dict:
-    """The messages section with pages 0..``through_page`` and a loader for the next."""
-    context = {"view": view, "turns": view.pages_through(through_page)}
+def message_list_context(view, focus_page: int) -> dict:
+    """The messages section as a window: page ``focus_page`` and the one before it, with a
+    loader for the pages on either side (``message_page`` answers them as the list scrolls),
+    so that no answer renders a long transcript whole wherever the user is in it."""
+    context = {"view": view, **_window(view, max(focus_page - 1, 0), focus_page)}
     if view.source is not None:
         context["segments"] = source_segments(view)
-    if through_page + 1 < view.page_count:
-        context["next_page"] = through_page + 1
     return context
 
 
-def _page_context(context: dict, view, page: int) -> dict:
-    context = {**context, "view": view, "turns": view.page(page)}
-    if page + 1 < view.page_count:
-        context["next_page"] = page + 1
+def _window(view, first: int, last: int, *, before: bool = True, after: bool = True) -> dict:
+    """Pages ``first`` to ``last`` (each ``(number, turns)``) and the loaders beside them."""
+    pages = [(n, view.page(n)) for n in range(first, last + 1)]
+    context = {"pages": [(n, turns) for n, turns in pages if turns]}
+    if before and first > 0:
+        context["previous_page"] = first - 1
+    if after and last + 1 < view.page_count:
+        context["next_page"] = last + 1
     return context
+
+
+def _page_context(context: dict, view, page: int, *, before: bool) -> dict:
+    """One more page as the list scrolls: above the window (``before``) with the loader of the
+    page before it, or below it with the loader of the page after."""
+    page = min(max(page, 0), view.page_count - 1)
+    return {**context, "view": view, **_window(view, page, page, before=before, after=not before)}
 
 
 def editing_context(request, transcript, index) -> dict:

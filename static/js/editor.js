@@ -8,6 +8,7 @@
 
   const TYPING = "input, textarea, select, [contenteditable=''], [contenteditable='true']";
   const MESSAGE = "#message-list .message";
+  const PAGE_SIZE = 50; // turns a page (editor/presentation/transcript_view.py)
 
   const byId = (id) => document.getElementById(id);
   const isTyping = (el) => el && el.closest && el.closest(TYPING);
@@ -77,19 +78,28 @@
   });
 
   // Message ``index``, or the first one shown after it (a rendering may leave some out); when
-  // it is not loaded yet, the page through it.
+  // it is outside the pages the list holds, the window of pages around it is fetched first.
   function goToIndex(index) {
     const section = byId("transcript-messages");
-    if (!section) return;
-    const shown = messages().find((m) => indexOf(m) !== null && indexOf(m) >= index);
-    const last = shown && index >= Number(section.dataset.messageCount || 0) - 1;
-    if (shown && (indexOf(shown) === index || !document.querySelector("#message-list .loader") || last)) {
-      setCurrent(shown, true);
-      flash(shown);
+    const list = byId("message-list");
+    if (!section || !list) return;
+    const el = byId("message-" + index);
+    if (el) {
+      setCurrent(el, true);
+      flash(el);
       return;
     }
-    const params = new URLSearchParams({ audience: section.dataset.audience || "", goto: String(index) });
-    window.location.assign(window.location.pathname + "?" + params.toString());
+    const url = list.dataset.pageUrl + "&goto=" + index;
+    if (!window.htmx) {
+      window.location.assign(url);
+      return;
+    }
+    window.htmx.ajax("GET", url, { target: "#transcript-messages", swap: "outerHTML" }).then(() => {
+      landOn(index);
+      if (new URL(url, window.location.href).pathname === window.location.pathname) {
+        window.history.replaceState(null, "", url);
+      }
+    });
   }
 
   // After a page load asked for message ``index`` (``?goto=``): it, or the first one shown
@@ -107,6 +117,9 @@
     const value = Number(form.elements.goto.value);
     if (!Number.isInteger(value)) return;
     event.preventDefault();
+    // The message gets the focus (j and k go on from it), not the box: htmx would give it
+    // back to the box after the swap, which has the same id.
+    form.elements.goto.blur();
     goToIndex(Math.max(0, value));
   });
 
@@ -126,7 +139,8 @@
     const link = event.target.closest("a[data-goto], a[data-pair]");
     if (link) {
       const index = link.dataset.goto !== undefined ? link.dataset.goto : link.dataset.pair;
-      if (goToMessage(index)) event.preventDefault();
+      event.preventDefault();
+      goToIndex(Number(index));
       return;
     }
     const remover = event.target.closest("[data-remove]");
@@ -184,6 +198,85 @@
     }
   });
 
+  // --- the window of pages -------------------------------------------------------------------
+  // A long transcript is never in the page whole: the list holds at most MAX_PAGES pages of
+  // messages. As a page comes in at one end (a loader scrolled into view), the pages farthest
+  // from it leave at the other end and a loader takes their place; the browser's scroll
+  // anchoring keeps what the user is looking at where it is. A page holding an open form or
+  // the focus never leaves; the current message may (j and k fetch its window back).
+  const MAX_PAGES = 5;
+
+  function loaderFor(page, before) {
+    const list = byId("message-list");
+    const loader = document.createElement("div");
+    loader.className = "loader " + (before ? "loader-before" : "loader-after");
+    loader.setAttribute("hx-get", list.dataset.pageUrl + "&page=" + page + (before ? "&before=1" : ""));
+    loader.setAttribute("hx-trigger", "revealed");
+    loader.setAttribute("hx-swap", "outerHTML");
+    loader.dataset[before ? "previousPage" : "nextPage"] = String(page);
+    const link = document.createElement("a");
+    link.href = list.dataset.pageUrl + "&goto=" + page * PAGE_SIZE;
+    link.textContent = before ? "Earlier messages…" : "Later messages…";
+    loader.appendChild(link);
+    return loader;
+  }
+
+  function holdsTheUser(page) {
+    return page.querySelector("form.message, :focus") !== null;
+  }
+
+  // The list is no scroll anchor for the browser (static/css/app.css): at the top of the
+  // document Chromium anchors nothing, and a page coming in above would push the view up to
+  // the next loader, which would load the next page, and so on to the first. So the pages
+  // that come or go above the view keep what is on screen in place here.
+  function keepInPlace(element, change) {
+    const top = element.getBoundingClientRect().top;
+    change();
+    if (element.isConnected) window.scrollBy(0, element.getBoundingClientRect().top - top);
+  }
+
+  function trimWindow(grewAtEnd) {
+    const list = byId("message-list");
+    if (!list) return;
+    const pages = Array.from(list.querySelectorAll(":scope > .message-page"));
+    const excess = pages.length - MAX_PAGES;
+    if (excess <= 0) return;
+    const candidates = grewAtEnd ? pages.slice(0, excess) : pages.slice(-excess).reverse();
+    let removed = null;
+    keepInPlace(pages[grewAtEnd ? excess : 0], () => {
+      for (const page of candidates) {
+        if (holdsTheUser(page)) break;
+        page.remove();
+        removed = Number(page.dataset.page);
+      }
+    });
+    if (removed === null) return;
+    const edge = list.querySelector(grewAtEnd ? ":scope > .loader-before" : ":scope > .loader-after");
+    if (edge) edge.remove();
+    const loader = grewAtEnd ? loaderFor(removed, true) : loaderFor(removed, false);
+    if (grewAtEnd) list.prepend(loader);
+    else list.append(loader);
+    if (window.htmx) window.htmx.process(loader);
+  }
+
+  let pageBelow = null; // what a page loaded above the view is put before, and where it was
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const loader = event.detail.elt;
+    if (!loader || !loader.classList || !loader.classList.contains("loader-before")) return;
+    const below = loader.nextElementSibling;
+    pageBelow = below ? { element: below, top: below.getBoundingClientRect().top } : null;
+  });
+
+  document.addEventListener("htmx:afterSwap", (event) => {
+    const loader = event.detail.elt;
+    if (!loader || !loader.classList || !loader.classList.contains("loader")) return;
+    if (pageBelow && pageBelow.element.isConnected) {
+      window.scrollBy(0, pageBelow.element.getBoundingClientRect().top - pageBelow.top);
+    }
+    pageBelow = null;
+    trimWindow(loader.classList.contains("loader-after"));
+  });
+
   // --- keyboard -------------------------------------------------------------------------------
   let pendingG = false;
 
@@ -198,6 +291,10 @@
     const list = messages();
     if (!list.length) return;
     const at = list.findIndex((m) => m.classList.contains("current"));
+    if (at === -1 && currentIndex !== null) {
+      goToIndex(Math.max(0, currentIndex + step)); // scrolled out of the window meanwhile
+      return;
+    }
     const next = at === -1 ? (step > 0 ? 0 : list.length - 1) : Math.min(list.length - 1, Math.max(0, at + step));
     setCurrent(list[next], true);
   }

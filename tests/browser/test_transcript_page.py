@@ -19,21 +19,31 @@ def logged_in(live_server, page, transactional_db):
     return page
 
 
-def test_switching_from_end_user_to_annotator_reveals_hidden_messages(logged_in, screenshot):
+def test_switching_between_renderings_and_the_choice_is_remembered(logged_in, screenshot):
+    """People who may edit open a transcript in the annotator rendering (labels, error badges
+    and hidden parts show there); the rendering they pick last is where they start next time."""
     page = logged_in
     page.get_by_role("link", name="Demo transcripts").first.click()
     page.get_by_role("link", name="OpenChatML 2.2: weather in Tokyo with call ids").click()
+    section = page.locator("#transcript-messages")
     messages = page.locator("#transcript-messages article[data-role]")
-    expect(messages).to_have_count(3)  # user, preamble, final
-    expect(page.locator('article[data-channel="analysis"]')).to_have_count(0)
-    screenshot("end-user")
-
-    page.get_by_role("link", name="Annotator").click()
-    expect(page.locator("#transcript-messages")).to_have_attribute("data-audience", "annotator")
-    expect(page).to_have_url(re.compile(r"\?audience=annotator$"))
+    expect(section).to_have_attribute("data-audience", "annotator")
     expect(messages).to_have_count(8)
     expect(page.locator('article[data-channel="analysis"][data-visible="false"]')).to_have_count(1)
     screenshot("annotator")
+
+    page.get_by_role("link", name="End user").click()
+    expect(section).to_have_attribute("data-audience", "end_user")
+    expect(page).to_have_url(re.compile(r"\?audience=end_user$"))
+    expect(messages).to_have_count(3)  # user, preamble, final
+    expect(page.locator('article[data-channel="analysis"]')).to_have_count(0)
+    screenshot("end-user")
+    page.goto(page.url.split("?")[0])
+    expect(section).to_have_attribute("data-audience", "end_user")
+
+    page.get_by_role("link", name="Annotator").click()
+    expect(section).to_have_attribute("data-audience", "annotator")
+    expect(messages).to_have_count(8)
 
     page.get_by_role("link", name="Source").click()
     expect(page.get_by_test_id("debug-source").locator("mark.tok").first).to_have_text("<|start|>")
