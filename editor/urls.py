@@ -6,6 +6,7 @@ from editor.views import datasets as views
 from editor.views import exports as export_views
 from editor.views import labels as label_views
 from editor.views import messages as message_views
+from editor.views import presence as presence_views
 from editor.views import queues as queue_views
 from editor.views import source as source_views
 from editor.views import transcripts as transcript_views
@@ -130,6 +131,11 @@ urlpatterns = [
         "transcripts/<int:pk>/messages/<int:index>/duplicate/",
         message_views.message_duplicate,
         name="message-duplicate",
+    ),
+    path(
+        "transcripts/<int:pk>/presence/",
+        presence_views.transcript_presence,
+        name="transcript-presence",
     ),
     path("transcripts/<int:pk>/source/", source_views.source_editor, name="transcript-source"),
     path(

@@ -459,6 +459,13 @@ MATRIX = [
         lambda o: {"text": TEXT, **_version(o)},
     ),
     html(
+        "transcript-presence",
+        "POST",
+        "/transcripts/{transcript}/presence/",
+        "200 200 200 200",
+        {"seen": 1},
+    ),
+    html(
         "transcript-source-validate",
         "POST",
         "/transcripts/{transcript}/source/validate/",
