@@ -113,9 +113,13 @@ def test_build_a_schema_and_a_queue_that_asks_only_it(
     form = page.get_by_test_id("queue-form")
     form.locator("#queue-name").fill("Helpfulness pass")
     form.get_by_label("Helpfulness rating").check()
+    screenshot("queue-form")
     form.get_by_role("button", name="Create the queue").click()
     queue = ReviewQueue.objects.get(name="Helpfulness pass")
     assert list(queue.schemas.all()) == [schema]
+    page.goto(f"{live_server.url}/datasets/support/#queues")
+    asks = page.locator(f'[data-queue="{queue.pk}"] [data-testid="queue-asks"]')
+    expect(asks).to_have_text("Asks: Helpfulness rating v1")
 
     log_in(page, live_server, "ann")
     page.goto(f"{live_server.url}/queues/{queue.pk}/")
