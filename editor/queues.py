@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import timedelta
 from statistics import median
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
@@ -30,12 +32,13 @@ from django.utils import timezone
 from editor import workflow
 from editor.db.storable import check_storable_text
 from editor.errors import ConflictError, DomainError, InvalidContent, NoSuchAssignment, NotAllowed
-from editor.labels import definition_of
+from editor.labels import Question, definition_of
 from editor.labels.agreement import for_question_kind
 from editor.labels.annotations import submit_answers
 from editor.models import (
     EDITING_ROLES,
     REVIEWING_ROLES,
+    AnchorState,
     Annotation,
     AnnotationState,
     AssignmentState,
@@ -553,6 +556,160 @@ def assignment_revisions(assignment: QueueAssignment):
         created_at__gte=assignment.claimed_at,
         created_at__lte=until,
     ).order_by("number")
+
+
+# --- reviewing an item -----------------------------------------------------------------------
+#
+# A reviewer decides on one item at a time, with every annotator's work on it side by side:
+# the answers about the whole transcript, and per message the answers and span tags, each by
+# its option's label, with the questions on which the annotators differ marked.
+
+REVIEWED_STATES = (AssignmentState.SUBMITTED, AssignmentState.APPROVED, AssignmentState.REJECTED)
+
+
+@dataclass
+class Comparison:
+    """One question as the annotators of an item answered it: ``answers`` holds each one's
+    answer by its label ("" for none), in the order of ``ItemReview.annotators``."""
+
+    prompt: str
+    kind: str
+    answers: list[tuple[str, str]]
+
+    @property
+    def disagree(self) -> bool:
+        """Two annotators gave different answers (no answer counts as one); free text is
+        not compared."""
+        return self.kind != "text" and len({label for _, label in self.answers}) > 1
+
+
+@dataclass
+class ReviewSpan:
+    start: int
+    end: int
+    value: str  # the tag's label
+    who: str
+    text: str
+
+
+@dataclass
+class MessageReview:
+    """What the annotators said about one message, for its card on the review page (the
+    transcript partial reads ``spannable`` and ``spans``; ``review`` picks the review block)."""
+
+    questions: list[Comparison] = field(default_factory=list)
+    spans: list[ReviewSpan] = field(default_factory=list)
+    spans_disagree: bool = False
+    review = True
+
+    @property
+    def spannable(self) -> bool:
+        return bool(self.spans)
+
+    @property
+    def disagree(self) -> bool:
+        return self.spans_disagree or any(q.disagree for q in self.questions)
+
+
+@dataclass
+class ItemReview:
+    item: QueueItem
+    assignments: list[QueueAssignment]  # submitted, approved or rejected, by annotator
+    transcript_questions: list[Comparison]
+    messages: dict[int, MessageReview]
+
+    @property
+    def annotators(self) -> list[str]:
+        return [a.annotator.get_username() for a in self.assignments]
+
+    @property
+    def disagreements(self) -> int:
+        return sum(q.disagree for q in self.transcript_questions) + sum(
+            m.disagree for m in self.messages.values()
+        )
+
+
+def answer_label(question: Question | None, value: Any) -> str:
+    """An answer as a reviewer reads it: an option by its label, a rating out of its scale."""
+    if value is None:
+        return ""
+    labels = {option.value: option.label for option in question.options} if question else {}
+    if isinstance(value, list):
+        return ", ".join(labels.get(v, str(v)) for v in value)
+    if question is not None and question.kind == "rating":
+        return f"{value} / {question.scale}"
+    return labels.get(value, str(value))
+
+
+def waiting_items(queue: ReviewQueue):
+    """The queue's items with a submission waiting for review, in queue order."""
+    waiting = QueueAssignment.objects.filter(item=OuterRef("pk"), state=AssignmentState.SUBMITTED)
+    return queue.items.filter(Exists(waiting)).order_by("position")
+
+
+def item_review(item: QueueItem) -> ItemReview:
+    """Every annotator's work on ``item`` compared (see the section's comment)."""
+    assignments = list(
+        QueueAssignment.objects.filter(item=item, state__in=REVIEWED_STATES)
+        .select_related("annotator")
+        .order_by("annotator__username", "pk")
+    )
+    who = {a.annotator_id: a.annotator.get_username() for a in assignments}
+    given: dict = {}  # (message index, schema, question) -> {annotator: value}
+    spans: dict[int, list[ReviewSpan]] = {}
+    tagged: dict[int, dict[str, set]] = {}  # message -> annotator -> its tags
+    for annotation in (
+        Annotation.objects.filter(transcript_id=item.transcript_id, annotator_id__in=list(who))
+        .exclude(anchor_state=AnchorState.ORPHANED)
+        .select_related("schema_version")
+        .order_by("message_index", "start", "pk")
+    ):
+        name = who[annotation.annotator_id]
+        question = definition_of(annotation.schema_version).question(annotation.question)
+        if annotation.start is not None:
+            label = answer_label(question, annotation.value)
+            index = annotation.message_index
+            spans.setdefault(index, []).append(
+                ReviewSpan(annotation.start, annotation.end, label, name, annotation.text)
+            )
+            tagged.setdefault(index, {}).setdefault(name, set()).add(
+                (annotation.start, annotation.end, annotation.value)
+            )
+            continue
+        key = (annotation.message_index, annotation.schema_version.schema_id, annotation.question)
+        given.setdefault(key, {})[name] = annotation.value
+
+    def compared(index, schema, question) -> Comparison:
+        values = given.get((index, schema.pk, question.key), {})
+        return Comparison(
+            question.prompt,
+            question.kind,
+            [(name, answer_label(question, values.get(name))) for name in who.values()],
+        )
+
+    queue = item.queue
+    messages: dict[int, MessageReview] = {}
+    for schema, question in queue_questions(queue, "message"):
+        if question.kind == "span":
+            continue
+        answered = sorted(i for i, s, q in given if s == schema.pk and q == question.key)
+        for index in answered:
+            messages.setdefault(index, MessageReview()).questions.append(
+                compared(index, schema, question)
+            )
+    for index, found in spans.items():
+        review = messages.setdefault(index, MessageReview())
+        review.spans = found
+        sets = [frozenset(tagged.get(index, {}).get(name, ())) for name in who.values()]
+        review.spans_disagree = len(set(sets)) > 1
+    return ItemReview(
+        item=item,
+        assignments=assignments,
+        transcript_questions=[
+            compared(None, schema, question) for schema, question in queue_questions(queue)
+        ],
+        messages=messages,
+    )
 
 
 # --- "my work" (the dashboard) ---------------------------------------------------------------

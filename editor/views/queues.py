@@ -167,44 +167,95 @@ def _reviewable(request, pk) -> ReviewQueue:
     return queue
 
 
-@require_GET
-def queue_review(request, pk):
-    """Submitted items, each with its annotators' work side by side, to approve or reject."""
-    queue = _reviewable(request, pk)
-    submitted = (
-        QueueAssignment.objects.filter(item__queue=queue, state=AssignmentState.SUBMITTED)
-        .select_related("item__transcript", "annotator")
-        .order_by("item__position", "annotator__username")
-    )
-    items: dict = {}
-    for assignment in submitted:
+REVIEW_TEMPLATE = "editor/queue_review.html"
+
+
+def _review_context(request, queue: ReviewQueue, *, item_pk=None, assignment_pk=None) -> dict:
+    """The review page on one item: the one asked for while it waits for review, else the
+    next one waiting after it (the first when none is), with every annotator's work on it and
+    the decision on one of its submissions (the one asked for, else the first waiting)."""
+    waiting = list(queues.waiting_items(queue).select_related("transcript"))
+    context = {"queue": queue, "waiting": waiting, "item": None}
+    if not waiting:
+        return context
+    asked = next((i for i in waiting if i.pk == item_pk), None)
+    if asked is None and item_pk is not None:
+        before = queue.items.filter(pk=item_pk).values_list("position", flat=True).first()
+        asked = next((i for i in waiting if before is not None and i.position > before), None)
+    item = asked or waiting[0]
+    review = queues.item_review(item)
+    pending = [a for a in review.assignments if a.state == AssignmentState.SUBMITTED]
+    deciding = next((a for a in pending if a.pk == assignment_pk), pending[0])
+    for assignment in review.assignments:
         assignment.fixes = list(queues.assignment_revisions(assignment).defer("snapshot"))
-        assignment.answers = annotations.answers_of(
-            assignment.item.transcript, assignment.annotator
-        )
-        items.setdefault(assignment.item, []).append(assignment)
-    return render(request, "editor/queue_review.html", {"queue": queue, "items": items})
+    later = [i for i in waiting if i.position > item.position]
+    transcript = item.transcript
+    view = transcript_view(transcript, WORKING_AUDIENCE)
+    context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
+    context.update(message_list_context(view, 0))
+    context.update(
+        {
+            "item": item,
+            "review": review,
+            "deciding": deciding,
+            "pending": pending,
+            "next_item": (later or waiting)[0] if len(waiting) > 1 else None,
+            # The transcript as the annotators saw it, their work on it, and no editing here.
+            "labels_by_message": review.messages,
+            "can_edit": False,
+            "audiences": [],
+            "revisions": [],
+        }
+    )
+    return context
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def queue_review(request, pk):
+    """One submitted item at a time (``?item=``), every annotator's work on it compared, to
+    approve or reject each submission (``?assignment=`` picks which)."""
+    queue = _reviewable(request, pk)
+    context = _review_context(
+        request,
+        queue,
+        item_pk=int_param(request.GET.get("item")),
+        assignment_pk=int_param(request.GET.get("assignment")),
+    )
+    template = REVIEW_TEMPLATE + ("#review-workspace" if request.htmx else "")
+    return render(request, template, context)
 
 
 @require_POST
 def assignment_review(request, pk):
+    """Approve or reject one submission; with htmx, the review page's workspace answers: the
+    item's next submission waiting, else the next item (the refusal in place, 422, when the
+    decision was refused)."""
     assignment = _assignment(request, pk)
     queue = assignment.item.queue
+    decision = request.POST.get("decision", "")
+    comment = request.POST.get("comment", "")
     try:
-        queues.review(
-            assignment,
-            request.user,
-            decision=request.POST.get("decision", ""),
-            comment=request.POST.get("comment", ""),
-        )
+        queues.review(assignment, request.user, decision=decision, comment=comment)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     except DomainError as refused:
-        messages.error(request, refused.message)
-    else:
-        done = {"approve": "approved", "reject": "rejected"}[request.POST["decision"]]
-        messages.success(request, f"Item #{assignment.item.position + 1}: {done}.")
-    return redirect("queue-review", pk=queue.pk)
+        if not request.htmx:
+            messages.error(request, refused.message)
+            return redirect("queue-review", pk=queue.pk)
+        context = _review_context(
+            request, queue, item_pk=assignment.item_id, assignment_pk=assignment.pk
+        )
+        context.update({"refusal": refused.message, "comment": comment})
+        return render(request, REVIEW_TEMPLATE + "#review-workspace", context, status=422)
+    done = {"approve": "approved", "reject": "rejected"}[decision]
+    toast = f"Item #{assignment.item.position + 1}: {done} the work of {assignment.annotator}."
+    if not request.htmx:
+        messages.success(request, toast)
+        return redirect("queue-review", pk=queue.pk)
+    context = _review_context(request, queue, item_pk=assignment.item_id)
+    context["toast"] = toast
+    return render(request, REVIEW_TEMPLATE + "#review-workspace", context)
 
 
 @require_GET

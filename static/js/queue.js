@@ -145,6 +145,11 @@
       if (reject) { event.preventDefault(); activate(reject); }
       return true;
     }
+    if (event.key === "Escape" && closest(event.target, "#review-workspace textarea[name=comment]")) {
+      const decision = byId("review-decision");
+      if (decision) { event.preventDefault(); decision.focus(); }
+      return true;
+    }
     if (inTextField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return true;
     const action = { a: "approve", r: "reject", n: "next" }[event.key];
     if (!action) return true;

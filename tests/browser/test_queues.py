@@ -141,10 +141,9 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot, co
 
     log_in(page, live_server, "rev")
     page.goto(f"{live_server.url}/queues/{queue.pk}/review/")
-    first = page.locator("section[data-assignment]").first
-    first.locator("textarea").fill("Please keep the greeting.")
-    first.locator('[data-action="reject"]').click()
-    expect(page.locator(".flash")).to_contain_text("rejected")
+    page.locator("#review-comment").fill("Please keep the greeting.")
+    page.locator('[data-action="reject"]').click()
+    expect(page.locator("#review-workspace [role=status]")).to_contain_text("rejected")
 
     log_in(page, live_server, "ann")
     page.goto(f"{live_server.url}/queues/{queue.pk}/")

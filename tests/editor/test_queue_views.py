@@ -244,31 +244,128 @@ def test_the_reviewer_sees_the_fixes_made_while_working(client, queue, annotator
     client.force_login(curator)
     page = client.get(f"/queues/{queue.pk}/review/").content.decode()
     assert 'data-fixes="1"' in page and "edited message 1" in page
-    assert 'data-answers="0"' in page
     assert f"/transcripts/{transcript.pk}/history/?from=1&amp;to=2" in page
+    assert "Better." in page  # the transcript itself, as the annotator left it
 
 
-def test_the_reviewer_sees_each_annotators_answers_side_by_side(
-    client, dataset, curator, annotator, schema, django_user_model
-):
-    from editor.labels.annotations import answer
+@pytest.fixture
+def pair(dataset, curator, annotator, schema, django_user_model):
+    """Two annotators on one item (overlap 2), who disagree on "helpful" and on the rating of
+    message 1 and tag different words, both submitted."""
+    from editor.labels import create_label_schema
+    from editor.labels.annotations import answer, create_annotation
     from editor.models import Membership, Role
 
     second = django_user_model.objects.create_user("second")
     Membership.objects.create(user=second, dataset=dataset, role=Role.ANNOTATOR)
+    per_message = create_label_schema(
+        dataset,
+        author=curator,
+        name="Per message",
+        questions=[
+            {"key": "clear", "kind": "rating", "prompt": "How clear?", "applies_to": "message",
+             "scale": 5},
+            {"key": "claims", "kind": "span", "prompt": "Tag wrong claims",
+             "tags": [{"value": "wrong", "label": "Wrong claim", "key": "w"}]},
+        ],
+    )  # fmt: skip
     transcript = create_transcript(
-        dataset, author=curator, text=conversation(), spec="openchatml-2.2"
+        dataset, author=curator, text=conversation(), spec="openchatml-2.2", title="Paired"
     )
     queue = queues.create_queue(dataset, [transcript], name="Pair", author=curator, overlap=2)
-    for user, helpful, issues in ((annotator, "yes", ["tone"]), (second, "no", ["facts", "tone"])):
+    body = transcript.stored_messages()[1].content
+    work = {
+        annotator: ("yes", ["tone"], 4, (0, 3)),
+        second: ("no", ["facts", "tone"], 2, (0, len(body))),
+    }
+    for user, (helpful, issues, clear, (start, end)) in work.items():
         assignment = queues.claim_next(queue, user)
         answer(transcript, annotator=user, schema=schema, question="helpful", value=helpful)
         answer(transcript, annotator=user, schema=schema, question="issues", value=issues)
+        answer(transcript, annotator=user, schema=schema, question="note", value="same")
+        answer(
+            transcript,
+            annotator=user,
+            schema=per_message,
+            question="clear",
+            value=clear,
+            message_index=1,
+        )
+        create_annotation(
+            transcript,
+            annotator=user,
+            schema=per_message,
+            question="claims",
+            value="wrong",
+            message_index=1,
+            start=start,
+            end=end,
+        )
         queues.submit(assignment, user)
+    return queue
+
+
+def test_the_reviewer_compares_the_annotators_on_the_transcript(client, curator, pair):
+    client.force_login(curator)
+    page = client.get(f"/queues/{pair.pk}/review/").content.decode()
+    assert 'id="transcript-messages"' in page  # the transcript as the annotators saw it
+    assert 'data-action="edit"' not in page  # reviewed, not edited, here
+    # Whole-transcript questions: one row each, values by their labels, disagreements marked.
+    assert '<th scope="col">annotator</th><th scope="col">second</th>' in page
+    assert "<td>Yes</td><td>No</td>" in page and "<td>Tone</td><td>Facts, Tone</td>" in page
+    assert page.count('<tr data-disagree><th scope="row">') == 2  # helpful, issues: not the note
+    # Per message: who rated what (out of the scale), whose tags, marked where they differ.
+    card = page[page.index('id="message-1"') : page.index('id="message-2"')]
+    assert '<div class="review-message" data-disagree>' in card
+    assert '<span class="who-said">annotator</span>: 4 / 5' in card
+    assert '<span class="who-said">second</span>: 2 / 5' in card
+    assert card.count('<span class="disagree">disagree</span>') == 2  # the rating, the tags
+    assert 'data-span-by="annotator"' in card and 'data-span-by="second"' in card
+    assert 'data-who="annotator second ' in card  # the first words carry both tags
+    assert 'data-action="approve"' in page and 'data-action="reject"' in page
+    assert page.count('data-action="approve"') == 1  # one decision at a time
+
+
+def test_decisions_answer_the_next_submission_without_a_reload(client, curator, pair):
+    client.force_login(curator)
+    first, second = QueueAssignment.objects.filter(item__queue=pair).order_by("annotator__username")
+    refused = client.post(
+        f"/assignments/{first.pk}/review/", {"decision": "reject", "comment": " "}, headers=HX
+    )
+    assert refused.status_code == 422
+    assert "Say why in a comment" in refused.content.decode()
+    approved = client.post(
+        f"/assignments/{first.pk}/review/", {"decision": "approve"}, headers=HX
+    ).content.decode()
+    assert approved.lstrip().startswith('<div id="review-workspace"')
+    assert "approved the work of annotator." in approved
+    assert f'data-assignment="{second.pk}"' in approved  # the item's other submission next
+    rejected = client.post(
+        f"/assignments/{second.pk}/review/",
+        {"decision": "reject", "comment": "Facts were fine."},
+        headers=HX,
+    ).content.decode()
+    assert "Nothing is waiting for review." in rejected
+    transcript = Transcript.objects.get(pk=first.item.transcript_id)
+    assert transcript.status == Status.REJECTED  # one rejection sends the item back
+
+
+def test_the_review_page_goes_from_item_to_item(client, dataset, curator, annotator):
+    transcripts = [
+        create_transcript(dataset, author=curator, text=conversation(), spec="openchatml-2.2")
+        for _ in range(3)
+    ]
+    queue = queues.create_queue(dataset, transcripts, name="Three", author=curator)
+    for _ in transcripts:
+        queues.submit(queues.claim_next(queue, annotator), annotator)
+    items = list(queue.items.order_by("position"))
     client.force_login(curator)
     page = client.get(f"/queues/{queue.pk}/review/").content.decode()
-    assert page.count('data-answers="2"') == 2
-    assert "<dd>yes" in page and "<dd>no" in page and "<dd>facts, tone" in page
+    assert f'data-item="{items[0].pk}"' in page and "3 items waiting" in page
+    assert f'data-action="next" href="?item={items[1].pk}"' in page
+    last = client.get(f"/queues/{queue.pk}/review/?item={items[2].pk}", headers=HX)
+    assert f'data-action="next" href="?item={items[0].pk}"' in last.content.decode()  # around
+    assert client.get(f"/queues/{queue.pk}/review/?item=x").status_code == 200
 
 
 def test_schema_instructions_show_beside_their_questions(
