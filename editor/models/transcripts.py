@@ -504,6 +504,16 @@ class Transcript(models.Model):
     def _messages_key(self, version: int) -> str:
         return f"transcript-messages:{self.pk}:{version}:{self.created_at.timestamp()}"
 
+    def stored_message(self, index: int) -> formats.Message | None:
+        """Message ``index`` as stored now (one row read), or None past the end."""
+        row = (
+            Message.objects.filter(transcript=self, index=index)
+            .annotate(attrs_text=Cast("attrs", models.TextField()))
+            .values_list(*Message.STORED_COLUMNS, "attrs_text")
+            .first()
+        )
+        return None if row is None else Message.canonical_of(row, self, attrs_as_text=True)
+
     def stored_messages(self) -> list[formats.Message]:
         """The canonical messages as stored now, read afresh as plain tuples.
 

@@ -8,7 +8,8 @@ message's diagnostics and names the editor's form fields in the transcript's own
 from __future__ import annotations
 
 import json
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -126,9 +127,38 @@ class TranscriptView:
         )
 
 
+# The views of long transcripts are kept, per process, for the requests that follow the first
+# (the next page as the list scrolls, G, the go-to box, a card after a save of another
+# message's labels): a version's view never changes. Bounded by the messages held, all views
+# together; shorter transcripts render afresh faster than the bound is worth.
+CACHED_VIEW_MIN_MESSAGES = 500
+CACHED_VIEWS_MAX_MESSAGES = 30_000
+_views: OrderedDict[tuple, TranscriptView] = OrderedDict()
+_views_lock = threading.Lock()
+
+
 def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
     """``transcript`` rendered for ``audience`` (which the caller checked the user may see),
     in turns as its file has them."""
+    if transcript.message_count < CACHED_VIEW_MIN_MESSAGES:
+        return _view(transcript, audience)
+    key = (transcript.pk, transcript.created_at, transcript.version, audience)
+    with _views_lock:
+        view = _views.get(key)
+        if view is not None:
+            _views.move_to_end(key)
+            return view
+    view = _view(transcript, audience)
+    with _views_lock:
+        _views[key] = view
+        held = sum(v.transcript.message_count for v in _views.values())
+        while held > CACHED_VIEWS_MAX_MESSAGES and len(_views) > 1:
+            _, oldest = _views.popitem(last=False)
+            held -= oldest.transcript.message_count
+    return view
+
+
+def _view(transcript: Transcript, audience: str) -> TranscriptView:
     canonical = formats.Transcript(
         spec=transcript.spec,
         header=transcript.header,

@@ -78,16 +78,14 @@ def message_edit(request, pk, index):
     """The edit form of one message (swapped in place of its card); without JavaScript, the
     page with the form in the message's place."""
     transcript = editable_transcript(request, pk)
-    messages = transcript.stored_messages()
-    if not 0 <= index < len(messages):
+    message = transcript.stored_message(index) if index >= 0 else None
+    if message is None:
         raise Http404("No such message.")
     if not request.htmx:
         url = reverse("transcript", args=[transcript.pk])
         return redirect(f"{url}?audience={_audience(request)}&edit={index}#message-{index}")
     return render(
-        request,
-        TEMPLATE + "#message-form",
-        _form_context(request, transcript, index, messages[index]),
+        request, TEMPLATE + "#message-form", _form_context(request, transcript, index, message)
     )
 
 

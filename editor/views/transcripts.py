@@ -163,14 +163,14 @@ def _page_context(context: dict, view, page: int, *, before: bool) -> dict:
 
 def editing_context(request, transcript, index) -> dict:
     """The edit form's context for message ``index``, shown in the page in its card's place."""
-    messages = transcript.stored_messages()
-    if not 0 <= index < len(messages):
+    message = transcript.stored_message(index) if index >= 0 else None
+    if message is None:
         return {}
     return {
         "editing_index": index,
         "message_index": index,
-        "message": messages[index],
-        "fields": form_fields(transcript.spec, messages[index]),
+        "message": message,
+        "fields": form_fields(transcript.spec, message),
         "end_choices": end_choices(transcript.spec),
     }
 
