@@ -23,6 +23,7 @@ def transcript_presence(request, pk):
     transcript = transcript_for(request, pk)
     context = {
         "transcript": transcript,
+        "pinged": True,
         "others": presence.heartbeat(transcript.pk, request.user),
         "can_see_all": FULL_CONTENT in transcript.dataset.audiences_for(request.user),
     }

@@ -66,6 +66,8 @@ def test_the_answer_names_the_others(talk, annotator, curator):
     html = ping(logged_in(annotator), talk, 1).content.decode()
     assert "also open by curator" in html
     assert 'id="revisions"' not in html  # nothing saved since: no History panel
+    # The answer waits for the next period (pinging as it loads would ping again at once).
+    assert 'hx-trigger="every 10s"' in html
 
 
 def test_the_history_panel_follows_others_saves(talk, annotator, curator):
