@@ -630,10 +630,12 @@ class ItemReview:
 
 
 def answer_label(question: Question | None, value: Any) -> str:
-    """An answer as a reviewer reads it: an option by its label, a rating out of its scale."""
+    """An answer as a reviewer reads it: an option (or a span's tag) by its label, a rating
+    out of its scale."""
     if value is None:
         return ""
-    labels = {option.value: option.label for option in question.options} if question else {}
+    choices = (question.options or question.tags) if question else []
+    labels = {choice.value: choice.label for choice in choices}
     if isinstance(value, list):
         return ", ".join(labels.get(v, str(v)) for v in value)
     if question is not None and question.kind == "rating":

@@ -120,16 +120,25 @@
   // --- the workspace: focus on the answer panel -------------------------------------------------
   // On load and after each item (a submit or a skip swaps the workspace), the focus goes to the
   // answer panel: Submit is the next Tab stop, and the number keys answer from there.
-  function focusPanel() {
-    const panel = byId("answer-panel");
+  // Without an item, the focus goes to the Start button (Enter takes the next item).
+  function focusPanel(always) {
+    const panel = byId("answer-panel") || document.querySelector("#queue-workspace [data-action='start']");
     if (!panel) return;
     const active = document.activeElement;
-    if (active && active !== document.body && active.isConnected && !panel.contains(active)) return;
+    const elsewhere = active && active !== document.body && active.isConnected && !panel.contains(active);
+    if (elsewhere && !always) return;
     panel.focus({ preventScroll: true });
     markQuestion();
   }
+  // A new item starts on its first message (j goes on from there, not from where the last
+  // item was left: editor.js keeps the place across swaps) with the focus on the panel.
+  function startItem() {
+    const first = document.querySelector(MESSAGE);
+    if (first) first.focus({ preventScroll: true });
+    focusPanel(true);
+  }
   document.addEventListener("htmx:afterSettle", (event) => {
-    if (event.detail.target && event.detail.target.id === "queue-workspace") focusPanel();
+    if (event.detail.target && event.detail.target.id === "queue-workspace") startItem();
   });
 
   // --- the review page ----------------------------------------------------------------------
@@ -164,12 +173,13 @@
     return true;
   }
 
-  // After a decision the next submission (or item) is swapped in: the focus goes to it.
+  // After a decision the next submission (or item) is swapped in: the focus goes to its
+  // decision (htmx would have kept it in the comment box, which has the same id), unless the
+  // decision was refused: then in the comment box, to write what it lacked.
   document.addEventListener("htmx:afterSettle", (event) => {
     if (!event.detail.target || event.detail.target.id !== "review-workspace") return;
-    const active = document.activeElement;
-    if (active && active !== document.body && active.isConnected) return;
-    const target = byId("review-decision") || byId("review-workspace");
+    const refused = document.querySelector("#review-decision .form-error");
+    const target = refused ? byId("review-comment") : byId("review-decision") || byId("review-workspace");
     if (target) target.focus({ preventScroll: true });
   });
 
@@ -186,6 +196,13 @@
       if (submit) { event.preventDefault(); activate(submit); }
       return;
     }
+    if (event.key === "Escape" && !inTextField(event.target)
+        && (closest(event.target, QUESTION) || closest(event.target, MESSAGE))) {
+      // Back to the answer panel: the number keys answer the first required question again.
+      event.preventDefault();
+      focusPanel(true);
+      return;
+    }
     if (inTextField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (/^[1-9]$/.test(event.key)) {
       if (pickOption(event.key)) event.preventDefault();
@@ -198,7 +215,8 @@
   });
 
   function start() {
-    focusPanel();
+    const active = document.activeElement;
+    if (!active || active === document.body) startItem();
     const decision = byId("review-decision");
     if (decision) decision.focus({ preventScroll: true });
   }

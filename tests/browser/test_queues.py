@@ -99,9 +99,9 @@ def test_work_review_resubmit_and_count(page, live_server, queue, screenshot, co
     progress = page.get_by_test_id("queue-progress")
     expect(progress).to_have_text("0 / 3 done by you")
 
-    # Keyboard only: move to a message, edit it, save, submit the item; skip the next.
+    # Keyboard only: move to a message (an item starts on #0), edit it, save, submit the
+    # item; skip the next.
     leave_the_field(page)
-    page.keyboard.press("j")
     page.keyboard.press("j")
     page.keyboard.press("e")
     expect(page.locator('#message-1 textarea[name="content"]')).to_be_focused()
