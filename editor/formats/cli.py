@@ -6,11 +6,18 @@
                                               FILE:line:col: severity CODE: message
     ocm convert FILE --to S [--from S]        text on stdout, losses on stderr
     ocm render FILE [--audience A]
+    ocm push FILE --dataset SLUG              import into a server's dataset, print the report
+    ocm pull SLUG --to S [--version V] [-o FILE]
+                                              a server's dataset in spec S, as JSONL
+    ocm status IMPORT_ID                      an import's status and report
 
 ``validate`` and ``convert`` also read a JSONL dataset (``--jsonl``, or a ``.jsonl`` /
 ``.ndjson`` FILE; ``-j N`` uses N processes): one transcript a line, reported by line number
 (``FILE:RECORD: line:col: …``), with a summary on stderr; ``convert`` writes one converted
 record a line (see ``jsonl``). ``-`` reads standard input.
+
+``push``, ``pull`` and ``status`` talk to a workbench server (``OCM_URL``, with the API token
+in ``OCM_TOKEN``) through ``editor.client`` (docs/client.md).
 
 Exit status: 0 fine, 1 the input has errors (or no spec was detected), 2 the command could
 not run (unreadable file, bad arguments, missing feature).
@@ -229,6 +236,68 @@ def cmd_render(args: argparse.Namespace, out, err) -> int:
     return FAILED if has_errors(diagnostics) else OK
 
 
+def cmd_remote(args: argparse.Namespace, out, err) -> int:
+    # Imported here, not at the top: the spec core's commands stay offline and quick to start
+    # without httpx, and the spec core depends on the client only through this function
+    # (docs/architecture.md, "The client").
+    from editor.client import commands
+
+    return commands.run(args, out, err)
+
+
+def remote_commands(commands) -> None:
+    """``push``, ``pull`` and ``status``: the commands that talk to a server."""
+    push = commands.add_parser(
+        "push",
+        help="import FILE into a dataset on the server and print the import's report",
+        description="Upload FILE (a transcript, JSONL or a zip) to the dataset, wait for the "
+        "import and print its report. The server is OCM_URL, the API token OCM_TOKEN.",
+    )
+    push.add_argument("file", metavar="FILE", help="the file to import")
+    push.add_argument("--dataset", required=True, metavar="SLUG", help="the dataset's slug")
+    push.add_argument("--spec", choices=SPEC_IDS, help="for items that do not name theirs")
+    push.add_argument(
+        "--on-conflict",
+        choices=("update", "skip"),
+        default="update",
+        help="a transcript whose external id exists already (default: %(default)s)",
+    )
+    push.add_argument(
+        "--partial", action="store_true", help="import the readable items, report the rest"
+    )
+    push.add_argument(
+        "--no-wait", action="store_true", help="print the queued import and return at once"
+    )
+    pull = commands.add_parser(
+        "pull",
+        help="write a dataset on the server (or one of its versions) as JSONL in spec S",
+        description="Stream the dataset's transcripts, converted to spec S, one a line. The "
+        "server is OCM_URL, the API token OCM_TOKEN.",
+    )
+    pull.add_argument("dataset", metavar="SLUG", help="the dataset's slug")
+    pull.add_argument("--to", required=True, choices=SPEC_IDS, help="the spec to write")
+    pull.add_argument("--version", metavar="V", help="a version of the dataset")
+    pull.add_argument(
+        "--status",
+        action="append",
+        choices=("draft", "in_review", "approved", "rejected"),
+        help="only transcripts in this review state (repeatable)",
+    )
+    pull.add_argument(
+        "-o", "--output", metavar="FILE", help="write to FILE (default: standard output)"
+    )
+    status = commands.add_parser(
+        "status",
+        help="print an import's status and report",
+        description="The import's status and report. The server is OCM_URL, the API token "
+        "OCM_TOKEN.",
+    )
+    status.add_argument("import_id", metavar="IMPORT_ID", type=positive, help="the import's id")
+    status.add_argument("--json", action="store_true", help="the import as the API answers it")
+    for sub in (push, pull, status):
+        sub.set_defaults(handler=cmd_remote)
+
+
 def dataset_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--jsonl",
@@ -296,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="who reads it: end_user sees what a chat user sees, annotator everything with "
         "hidden parts marked, debug the raw source (default: %(default)s)",
     )
+    remote_commands(commands)
     return parser
 
 
