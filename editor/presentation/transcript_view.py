@@ -64,6 +64,16 @@ class FormField:
     label: str
     value: str
     primary: bool
+    choices: tuple[str, ...] = ()  # the spec's own words for it, offered as a combobox
+
+
+def _choices(info, name: str) -> tuple[str, ...]:
+    vocabulary = info.vocabulary
+    return {
+        "role": vocabulary.roles,
+        "channel": vocabulary.channels,
+        "recipient": vocabulary.recipients,
+    }.get(name, ())
 
 
 @dataclass
@@ -227,6 +237,7 @@ def form_fields(spec: str, message: formats.Message) -> list[FormField]:
                 info.label(name),
                 text,
                 name in info.fields or (name not in ("end", "attrs") and value is not None),
+                _choices(info, name),
             )
         )
     return fields

@@ -277,6 +277,82 @@
     trimWindow(loader.classList.contains("loader-after"));
   });
 
+  // --- a message's More menu and moves by drag and drop -----------------------------------------
+  function closeMenu(menu, refocus) {
+    menu.open = false;
+    if (refocus) menu.querySelector("summary").focus();
+  }
+
+  function openCurrentMenu() {
+    const current = document.querySelector(".message.current") || messages()[0];
+    const menu = current && current.querySelector("details.message-menu");
+    if (!menu) return;
+    menu.open = true;
+    const first = menu.querySelector(".menu-items a, .menu-items button");
+    if (first) first.focus();
+  }
+
+  // One menu open at a time; a click elsewhere closes it.
+  document.addEventListener("toggle", (event) => {
+    const menu = event.target;
+    if (!menu.matches || !menu.matches("details.message-menu") || !menu.open) return;
+    document.querySelectorAll("details.message-menu[open]").forEach((other) => {
+      if (other !== menu) other.open = false;
+    });
+  }, true);
+  document.addEventListener("click", (event) => {
+    document.querySelectorAll("details.message-menu[open]").forEach((menu) => {
+      if (!menu.contains(event.target)) menu.open = false;
+    });
+  });
+
+  // A message dragged by its handle onto another goes before or after it (by which half it
+  // was dropped on): one move, one revision, through the same form as "Move to #".
+  let dragged = null;
+  const DROP_CLASSES = ["drop-before", "drop-after"];
+
+  function dropSide(message, event) {
+    const box = message.getBoundingClientRect();
+    return event.clientY < box.top + box.height / 2 ? "drop-before" : "drop-after";
+  }
+
+  document.addEventListener("dragstart", (event) => {
+    const handle = event.target.closest && event.target.closest("[data-drag]");
+    if (!handle) return;
+    dragged = Number(handle.dataset.drag);
+    event.dataTransfer.effectAllowed = "move";
+    event.dataTransfer.setData("text/plain", "#" + dragged);
+    const message = handle.closest(".message");
+    if (message) message.classList.add("dragging");
+  });
+  document.addEventListener("dragover", (event) => {
+    const target = dragged !== null && event.target.closest && event.target.closest(MESSAGE);
+    if (!target) return;
+    event.preventDefault();
+    document.querySelectorAll(".drop-before, .drop-after").forEach((m) => m.classList.remove(...DROP_CLASSES));
+    target.classList.add(dropSide(target, event));
+  });
+  document.addEventListener("dragend", () => {
+    dragged = null;
+    document.querySelectorAll(".dragging, .drop-before, .drop-after").forEach((m) => m.classList.remove("dragging", ...DROP_CLASSES));
+  });
+  document.addEventListener("drop", (event) => {
+    const target = dragged !== null && event.target.closest && event.target.closest(MESSAGE);
+    if (!target) return;
+    event.preventDefault();
+    const from = dragged;
+    const onto = indexOf(target);
+    const before = dropSide(target, event) === "drop-before";
+    // The position it takes once it has left its own place.
+    const to = from < onto ? (before ? onto - 1 : onto) : (before ? onto : onto + 1);
+    const form = document.querySelector(`#message-${from} form[data-move-form]`);
+    if (form && onto !== null && to !== from) {
+      form.elements.to.value = String(to);
+      if (window.htmx) window.htmx.process(form);
+      form.requestSubmit();
+    }
+  });
+
   // --- keyboard -------------------------------------------------------------------------------
   let pendingG = false;
 
@@ -375,6 +451,12 @@
       if (cancel) activate(cancel);
       return;
     }
+    const menu = event.target.closest && event.target.closest("details.message-menu[open]");
+    if (menu && event.key === "Escape") {
+      event.preventDefault();
+      closeMenu(menu, true);
+      return;
+    }
     if (isTyping(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
     if (pendingG) {
       // The key after g belongs to the pair, even when it leads nowhere here (a queue's s is not
@@ -397,6 +479,7 @@
       j: () => moveCurrent(1),
       k: () => moveCurrent(-1),
       e: editCurrent,
+      m: openCurrentMenu,
       v: cycleRendering,
       g: () => { pendingG = true; setTimeout(() => { pendingG = false; }, 1500); },
       G: () => {

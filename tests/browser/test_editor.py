@@ -126,6 +126,10 @@ def test_apply_a_quick_fix(page, live_server, team, console_errors):
 def test_insert_move_and_delete(page, live_server, weather, screenshot, console_errors):
     log_in(page, live_server)
     open_annotator(page, live_server, weather)
+    # One action in sight (Edit); the others in the message's More menu.
+    controls = page.locator("#message-2 .controls")
+    expect(controls.locator(":is(a, button, summary):visible")).to_have_count(2)  # Edit, More
+    page.locator('#message-2 [data-action="menu"]').click()
     page.locator('#message-2 [data-action="insert"]').click()
     new = page.locator("form.new-message")
     new.locator('textarea[name="content"]').fill("And in Osaka?")
@@ -133,9 +137,11 @@ def test_insert_move_and_delete(page, live_server, weather, screenshot, console_
     new.locator('[data-action="save"]').click()
     expect(page.locator("article#message-3 .body")).to_have_text("And in Osaka?")
 
+    page.locator('#message-3 [data-action="menu"]').click()
     page.locator('#message-3 [data-action="move-up"]').click()
     expect(page.locator("article#message-2 .body")).to_have_text("And in Osaka?")
 
+    page.locator('#message-2 [data-action="menu"]').click()
     page.locator('#message-2 [data-action="delete"]').click()
     expect(page.locator("#toast")).to_contain_text("deleted")
     expect(page.locator("article#message-2 .body")).to_have_text("What's the weather in Tokyo?")
@@ -421,3 +427,66 @@ def test_hostile_markup_is_inert_in_every_editor_view(page, live_server, team, c
     assert dialogs == []
     assert console_errors == []
     assert "<script>alert('typed')</script>" in stored(transcript).canonical().messages[2].content
+
+
+def test_the_more_menu_moves_a_message_anywhere_by_keyboard_in_one_revision(
+    page, live_server, weather, console_errors
+):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    before = stored(weather)
+    moved_text = before.canonical().messages[1].content
+    page.keyboard.press("Tab")
+    page.locator("body").evaluate("element => document.activeElement.blur()")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    expect(page.locator('.message[aria-current="true"]')).to_have_attribute("id", "message-1")
+    page.keyboard.press("m")
+    menu = page.locator('#message-1 [data-action="menu"]')
+    expect(menu).to_have_attribute("open", "")
+    expect(page.locator('#message-1 [data-action="insert"]')).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(menu).not_to_have_attribute("open", "")
+    expect(menu.locator("summary")).to_be_focused()
+    page.keyboard.press("Enter")  # the summary opens it again
+    expect(menu).to_have_attribute("open", "")
+    page.locator("#move-1").focus()
+    page.keyboard.type("5")
+    page.keyboard.press("Enter")
+    expect(page.locator("article#message-5 .body")).to_contain_text(moved_text[:20])
+    after = stored(weather)
+    assert after.version == before.version + 1  # one revision for a move of four places
+    assert after.canonical().messages[5].content == moved_text
+    assert console_errors == []
+
+
+def test_a_message_dragged_onto_another_moves_there_in_one_revision(
+    page, live_server, weather, console_errors
+):
+    page.set_viewport_size({"width": 1280, "height": 2400})  # both in view: no scroll mid-drag
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    before = stored(weather)
+    moved_text = before.canonical().messages[0].content
+    handle = page.locator('#message-0 [data-drag="0"]')
+    target = page.locator("article#message-3")
+    box = target.bounding_box()
+    handle.drag_to(target, target_position={"x": 20, "y": box["height"] - 4})  # its lower half
+    expect(page.locator("article#message-3 .body")).to_contain_text(moved_text[:20])
+    after = stored(weather)
+    assert after.version == before.version + 1
+    assert after.canonical().messages[3].content == moved_text
+    assert console_errors == []
+
+
+def test_role_channel_and_recipient_offer_the_specs_own_words(page, live_server, weather):
+    log_in(page, live_server)
+    open_annotator(page, live_server, weather)
+    page.locator('#message-1 [data-action="edit"]').click()
+    role = page.locator('#message-1 input[name="role"]')
+    options = page.locator(f"datalist#{role.get_attribute('list')} option")
+    values = options.evaluate_all("options => options.map(o => o.value)")
+    assert {"system", "user", "assistant", "tool"} <= set(values)
+    channel = page.locator('#message-1 input[name="channel"]')
+    channels = page.locator(f"datalist#{channel.get_attribute('list')} option")
+    assert "analysis" in channels.evaluate_all("options => options.map(o => o.value)")
