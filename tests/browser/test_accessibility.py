@@ -45,10 +45,12 @@ def world(transactional_db) -> World:
     users = get_user_model().objects
     curator = users.create_user("cur", password=PASSWORD)
     annotator = users.create_user("ann", password=PASSWORD)
+    viewer = users.create_user("view", password=PASSWORD)
     call_command("load_demo", verbosity=0)
     dataset = Dataset.objects.get()
     Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
     Membership.objects.create(user=annotator, dataset=dataset, role=Role.ANNOTATOR)
+    Membership.objects.create(user=viewer, dataset=dataset, role=Role.VIEWER)
     # The transcript with the most messages: hidden parts, tool calls, several channels.
     transcript = max(Transcript.objects.filter(dataset=dataset), key=lambda t: t.message_count)
     # A second revision: the history page has a diff to show, a restore something to undo.
@@ -128,12 +130,12 @@ def world(transactional_db) -> World:
     return World(dataset, transcript, queue, import_task, export_task)
 
 
-def log_in(page, live_server) -> None:
+def log_in(page, live_server, username: str = "cur") -> None:
     page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill("cur")
+    page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_test_id("current-user")).to_have_text("cur")
+    expect(page.get_by_test_id("current-user")).to_have_text(username)
 
 
 def visit(page, url: str) -> None:
@@ -165,6 +167,13 @@ def transcript_annotator(page, base, world):
 
 def transcript_debug(page, base, world):
     visit(page, f"{base}/transcripts/{world.transcript.pk}/?audience=debug")
+
+
+def transcript_as_viewer(page, base, world):
+    visit(page, f"{base}/transcripts/{world.transcript.pk}/")
+
+
+transcript_as_viewer.user = "view"  # the end user's rendering only: the others shown disabled
 
 
 def message_edit_form(page, base, world):
@@ -226,6 +235,7 @@ PAGES = [
     transcript_end_user,
     transcript_annotator,
     transcript_debug,
+    transcript_as_viewer,
     message_edit_form,
     raw_source,
     history,
@@ -273,7 +283,7 @@ def serious_violations(page) -> list[str]:
 def test_no_serious_violation(page, live_server, world, go, size):
     page.set_viewport_size(VIEWPORTS[size])
     if go is not login_page:
-        log_in(page, live_server)
+        log_in(page, live_server, getattr(go, "user", "cur"))
     go(page, live_server.url, world)
     found = serious_violations(page)
     assert not found, f"{go.__name__} at {size}:\n" + "\n".join(found)
