@@ -34,6 +34,8 @@ from editor.storage.save import refusal, save_transcript
 # The fields of a message an edit may set; anything else in a change is refused by name.
 EDITABLE_FIELDS = frozenset(SEMANTIC_FIELDS)
 NEW_MESSAGE = {"role": "user", "content": ""}
+# Where a live diagnostic of the edited message is when it is in none of its fields.
+MARKUP = "the message's markup"
 # The text fields a diagnostic may point into besides the content (``_field_position``).
 MESSAGE_HEADER_FIELDS = ("role", *HEADER_FIELDS)
 
@@ -464,10 +466,14 @@ class DraftCheck:
     def placed(self, text: str, message: formats.Message) -> DraftCheck:
         """Each diagnostic of the message being edited (``message``, in ``text``) also says
         which of its fields it is in and where in that field (``field``, ``field_line``,
-        ``field_column``, from 1): the annotator types in a field, not in the file."""
+        ``field_column``, from 1): the annotator types in a field, not in the file. One in
+        none of the fields is about the message's markup (its start, a token between the
+        fields, its end): ``field`` says so, with no position (the form has no such text)."""
         for diagnostic in self.for_message(self.message_index):
             found = _field_position(text, diagnostic.get("offset"), message)
-            if found is not None:
+            if found is None:
+                diagnostic["field"] = MARKUP
+            else:
                 diagnostic["field"], diagnostic["field_line"], diagnostic["field_column"] = found
         return self
 

@@ -58,6 +58,9 @@ def test_a_live_diagnostic_names_the_field_and_the_place_in_it(as_annotator, cal
     item = html.split('data-code="E-BODY-CONSTRAINT-VIOLATION"', 1)[1].split("</li>", 1)[0]
     assert "content, line 2 col 7" in item
     assert "line 3:7" not in item  # not the file's line and column
+    # One about the message as a whole (a call without an id) names no file position either.
+    call = html.split('data-code="E-CALL-ID-MISSING"', 1)[1].split("</li>", 1)[0]
+    assert "message #0 · the message&#x27;s markup" in call and "line 2:1" not in call
 
 
 def test_the_draft_offers_its_fixes(as_annotator, call):
