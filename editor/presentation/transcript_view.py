@@ -277,10 +277,12 @@ class MessageLabels:
         return bool(self.tags)
 
 
-def message_labels(transcript: Transcript, user) -> dict[int, MessageLabels]:
-    """For every message some active question applies to: those questions, ``user``'s
-    answers, and their span tags (empty when the dataset asks nothing about messages)."""
-    asked = annotations.active_questions(transcript.dataset, "message")
+def message_labels(transcript: Transcript, user, asked=None) -> dict[int, MessageLabels]:
+    """For every message some question ``asked`` ((schema, question) pairs; by default every
+    active one about messages) applies to: those questions, ``user``'s answers, and their span
+    tags (empty when nothing is asked about messages)."""
+    if asked is None:
+        asked = annotations.active_questions(transcript.dataset, "message")
     if not asked:
         return {}
     mine = annotations.my_answers(transcript, user)

@@ -53,19 +53,18 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
     }
     if assignment is not None:
         transcript = assignment.item.transcript
-        mine = annotations.my_transcript_answers(transcript, request.user)
-        context["questions"] = [
-            {
-                "schema": schema,
-                "question": question,
-                "value": getattr(
-                    mine.get((schema.current_version_id, question.key)), "value", None
-                ),
-            }
-            for schema, question in queues.queue_questions(queue)
-        ]
+        context["questions"] = annotations.with_my_answers(
+            transcript, request.user, queues.queue_questions(queue)
+        )
         view = transcript_view(transcript, WORKING_AUDIENCE)
-        context.update(transcript_context(request, transcript, WORKING_AUDIENCE))
+        context.update(
+            transcript_context(
+                request,
+                transcript,
+                WORKING_AUDIENCE,
+                message_questions=queues.queue_questions(queue, "message"),
+            )
+        )
         context.update(message_list_context(view, 0))
         context["revisions"] = []
     return context

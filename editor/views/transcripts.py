@@ -10,10 +10,17 @@ from django.urls import Resolver404, resolve
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from editor import formats, workflow
+from editor import formats, queues, workflow
 from editor.errors import NotAllowed
 from editor.labels import annotations
-from editor.models import ALL_AUDIENCES, END_USER_AUDIENCE, Revision, Transcript, UserPreference
+from editor.models import (
+    ALL_AUDIENCES,
+    END_USER_AUDIENCE,
+    ReviewQueue,
+    Revision,
+    Transcript,
+    UserPreference,
+)
 from editor.presentation.display import source_segments
 from editor.presentation.transcript_view import (
     end_choices,
@@ -33,8 +40,15 @@ ANNOTATOR_AUDIENCE = "annotator"
 RECENT_REVISIONS = 10
 
 
-def transcript_context(request, transcript: Transcript, audience: str) -> dict:
+def transcript_context(
+    request, transcript: Transcript, audience: str, *, message_questions: list | None = None
+) -> dict:
+    """What every view showing ``transcript`` needs; ``message_questions``: the questions
+    about messages asked there (by default those of the queue the request comes from, if
+    any, else every active one)."""
     allowed = transcript.dataset.audiences_for(request.user)
+    if message_questions is None:
+        message_questions = _questions_of_the_workspace(request, transcript)
     return {
         "transcript": transcript,
         "audience": audience,
@@ -42,7 +56,7 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
         "can_edit": transcript.dataset.can_edit(request.user),
         "message_count": transcript.message_count,
         "transitions": workflow.allowed_transitions(transcript, request.user),
-        "labels_by_message": message_labels(transcript, request.user)
+        "labels_by_message": message_labels(transcript, request.user, message_questions)
         if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
         else {},
         "spec_ids": formats.spec_ids(),
@@ -58,6 +72,20 @@ def transcript_context(request, transcript: Transcript, audience: str) -> dict:
 
 # Pages that show a transcript's messages without its status buttons and History panel.
 WORKSPACES = frozenset({"queue"})
+
+
+def _questions_of_the_workspace(request, transcript: Transcript) -> list | None:
+    """The questions about messages that the queue showing ``transcript`` asks, when a queue
+    page asks (itself, or an htmx request from it); None elsewhere: every active one."""
+    path = request.htmx.current_url_abs_path if request.htmx else request.path
+    try:
+        match = resolve(urlsplit(path or "").path)
+    except Resolver404:
+        return None
+    if match.url_name != "queue":
+        return None
+    queue = ReviewQueue.objects.filter(pk=match.kwargs["pk"], dataset=transcript.dataset_id).first()
+    return queues.queue_questions(queue, "message") if queue is not None else None
 
 
 def _asked_from_a_workspace(request) -> bool:

@@ -153,3 +153,31 @@ def test_curators_choose_the_schemas_on_the_dataset_page(
 
     client.force_login(annotator)
     assert client.post(f"/queues/{queue.pk}/schemas/", {}).status_code == 403
+
+
+def test_questions_about_messages_are_the_queues_too(
+    client, dataset, curator, annotator, schemas, transcripts
+):
+    def about_messages(name, key):
+        question = {**choice(key, f"{name} of this answer?"), "applies_to": "message"}
+        question["roles"] = ["assistant"]
+        return create_label_schema(dataset, author=curator, name=name, questions=[question])
+
+    chosen = about_messages("Helpful", "helpful")
+    about_messages("Terse", "terse")
+    queue = queues.create_queue(dataset, transcripts, name="Help", author=curator, schemas=[chosen])
+    client.force_login(annotator)
+    page = client.post(f"/queues/{queue.pk}/claim/", headers=HX).content.decode()
+    assert 'data-question="helpful"' in page and 'data-question="terse"' not in page
+    # The transcript page, outside any queue, asks every active schema.
+    transcript_page = client.get(f"/transcripts/{transcripts[0].pk}/").content.decode()
+    assert (
+        'data-question="helpful"' in transcript_page and 'data-question="terse"' in transcript_page
+    )
+    # A message card redrawn from the queue page (after a tag) keeps to the queue's questions.
+    card = client.get(
+        f"/transcripts/{transcripts[0].pk}/messages/1/",
+        {"audience": "annotator"},
+        headers={**HX, "HX-Current-URL": f"http://testserver/queues/{queue.pk}/"},
+    ).content.decode()
+    assert 'data-question="helpful"' in card and 'data-question="terse"' not in card
