@@ -12,6 +12,7 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import closing
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -351,7 +352,7 @@ class Client:
         whatever the size. ``version`` pulls that version of the dataset."""
         response = self._export(dataset, spec, version, status, format, audience, summary)
         lines = size = 0
-        with response, _binary_output(to) as (path, out):
+        with closing(response), _binary_output(to) as (path, out):
             for chunk in response.iter_bytes(CHUNK_BYTES):
                 out.write(chunk)
                 lines += chunk.count(b"\n")
@@ -370,7 +371,7 @@ class Client:
         """The dataset's transcripts (in ``spec``, else each in its own) as canonical objects,
         read one line at a time from the streamed export: constant memory."""
         response = self._export(dataset, spec, version, status, "jsonl", audience, False)
-        with response:
+        with closing(response):
             for number, line in enumerate(response.iter_lines(), start=1):
                 if line:
                     yield _pulled(number, line)
