@@ -287,3 +287,22 @@ def test_no_serious_violation(page, live_server, world, go, size):
     go(page, live_server.url, world)
     found = serious_violations(page)
     assert not found, f"{go.__name__} at {size}:\n" + "\n".join(found)
+
+
+def test_the_first_tab_skips_to_the_content_where_the_flash_messages_are(
+    page, live_server, world, screenshot
+):
+    log_in(page, live_server)
+    visit(page, f"{live_server.url}/datasets/{world.dataset.slug}/")
+    page.locator("details.edit-dataset summary").click()
+    page.get_by_test_id("edit-dataset-form").get_by_role("button", name="Save").click()
+    # The message of what was just done is in the page's main landmark (axe: "region").
+    expect(page.get_by_role("main").locator(".flash")).to_contain_text("Dataset saved.")
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the content")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()
+    screenshot("skip-link")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.querySelector('main').contains(document.activeElement)")
