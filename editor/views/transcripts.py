@@ -162,10 +162,10 @@ def starting_audience(user, transcript: Transcript) -> str:
 
 
 def message_list_context(view, focus_page: int) -> dict:
-    """The messages section as a window: page ``focus_page`` and the one before it, with a
-    loader for the pages on either side (``message_page`` answers them as the list scrolls),
-    so that no answer renders a long transcript whole wherever the user is in it."""
-    context = {"view": view, **_window(view, max(focus_page - 1, 0), focus_page)}
+    """The messages section as a window: page ``focus_page``, with a loader for the pages on
+    either side (the pages beside it come as the list scrolls), so that no answer renders a
+    long transcript whole wherever the user is in it."""
+    context = {"view": view, **_window(view, focus_page, focus_page)}
     if view.source is not None:
         context["segments"] = source_segments(view)
     return context

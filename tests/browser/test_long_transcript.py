@@ -34,7 +34,9 @@ def test_a_deep_link_shows_its_message_within_a_small_window(page, live_server, 
     target = page.locator("article#message-4900")
     expect(target).to_have_attribute("aria-current", "true")
     expect(target).to_be_in_viewport()
-    assert in_page(page) <= 100
+    assert (
+        in_page(page) <= 100
+    )  # a page or two: the page of the message, and the one above it once in view
     # Above it, the earlier pages come back as the user scrolls up.
     page.locator(".loader-before").scroll_into_view_if_needed()
     expect(page.locator("article#message-4849")).to_be_attached()
@@ -84,7 +86,9 @@ def test_last_and_first_message_by_key_fetch_their_window(page, live_server, lon
     last = page.locator(f"article#message-{MESSAGES - 1}")
     expect(last).to_have_attribute("aria-current", "true")
     expect(last).to_be_in_viewport()
-    assert in_page(page) <= 100
+    assert (
+        in_page(page) <= 100
+    )  # a page or two: the page of the message, and the one above it once in view
     settled(page)
     page.keyboard.press("k")
     expect(page.locator(f"article#message-{MESSAGES - 2}")).to_have_attribute(
@@ -95,4 +99,6 @@ def test_last_and_first_message_by_key_fetch_their_window(page, live_server, lon
     first = page.locator("article#message-0")
     expect(first).to_have_attribute("aria-current", "true")
     expect(first).to_be_in_viewport()
-    assert in_page(page) <= 100
+    assert (
+        in_page(page) <= 100
+    )  # a page or two: the page of the message, and the one above it once in view
