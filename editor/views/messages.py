@@ -225,7 +225,7 @@ def message_save(request, pk, index):
             result.transcript,
             audience,
             focus=index,
-            extra={"toast": f"Saved: {result.merge_note}.", "toast_merged": True},
+            extra={"toast": f"Saved: {result.merge_note}."},
         )
     return _card_response(request, result.transcript, index, audience, extra={"saved": True})
 
