@@ -100,3 +100,17 @@ def test_the_counts_are_kept_until_the_dataset_changes(
     queries, html = facet_queries()
     assert queries == 1
     assert facet(html)["E-STREAM-TRUNCATED"] == 2
+
+
+def test_a_long_facet_shows_the_most_held_and_folds_the_rest(client, curator, varied, monkeypatch):
+    counts = [(f"E-CODE-{n:02}", 100 - n) for n in range(15)]
+    monkeypatch.setattr(TranscriptList, "code_counts", lambda self, matches: counts)
+    client.force_login(curator)
+    html = client.get(f"/datasets/{varied['plain'].dataset.slug}/").content.decode()
+    shown, folded = (
+        html.split('data-testid="code-facet"', 1)[1]
+        .split("</nav>", 1)[0]
+        .split('<details class="more-codes">')
+    )
+    assert shown.count('class="facet ') == 12 and "E-CODE-00" in shown
+    assert folded.count('class="facet ') == 3 and "3 more codes" in folded
