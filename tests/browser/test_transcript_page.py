@@ -48,3 +48,49 @@ def test_switching_between_renderings_and_the_choice_is_remembered(logged_in, sc
     page.get_by_role("link", name="Source").click()
     expect(page.get_by_test_id("debug-source").locator("mark.tok").first).to_have_text("<|start|>")
     screenshot("debug")
+
+
+def test_an_annotator_answers_whole_transcript_questions_on_the_transcript_page(
+    live_server, page, transactional_db, console_errors
+):
+    from editor.labels import create_label_schema
+    from editor.models import Dataset, Membership, Role
+    from editor.storage.create import create_transcript
+    from tests.editor.samples import conversation
+
+    dataset = Dataset.objects.create(name="Support", slug="support")
+    user = get_user_model().objects.create_user("ann", password="a-long-test-password")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.ANNOTATOR)
+    curator = get_user_model().objects.create_user("cur")
+    Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
+    transcript = create_transcript(dataset, author=user, text=conversation(), spec="openchatml-2.2")
+    create_label_schema(
+        dataset,
+        author=curator,
+        name="Training",
+        questions=[
+            {
+                "key": "usable",
+                "kind": "choice",
+                "prompt": "Usable for training?",
+                "required": True,
+                "options": [
+                    {"value": "yes", "label": "Yes", "key": "1"},
+                    {"value": "no", "label": "No", "key": "2"},
+                ],
+            }
+        ],
+    )
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("ann")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/transcripts/{transcript.pk}/")
+    expect(page.locator("#transcript-messages")).to_have_attribute("data-audience", "annotator")
+    question = page.locator('#questions [data-question="usable"]')
+    expect(question).to_contain_text("Usable for training?")
+    question.get_by_label("No").check()
+    expect(question.locator(".answer-status")).to_have_text("saved")
+    page.reload()
+    expect(page.locator('#questions [data-question="usable"] input[value="no"]')).to_be_checked()
+    assert console_errors == []
