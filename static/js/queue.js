@@ -108,9 +108,10 @@
     const form = closest(event.detail.elt, "#queue-workspace form[data-move='submit']");
     if (!form || (!inFlight && !unsent.size)) return;
     event.preventDefault();
+    // A typed answer is sent now rather than when its delay runs out (flush-answer is one of
+    // its triggers in editor/labels.html).
     unsent.forEach((question) => {
-      const field = question.querySelector("textarea");
-      if (field && field.isConnected) field.dispatchEvent(new Event("change", { bubbles: true }));
+      if (question.isConnected) question.dispatchEvent(new Event("flush-answer"));
       else unsent.delete(question);
     });
     waiting.push(() => event.detail.issueRequest(true));

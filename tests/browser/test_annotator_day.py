@@ -147,7 +147,11 @@ def work_one_item(page, keys: Keys, *, overall: str, ratings: tuple[str, str], t
     keys.press(overall)
     expect(page.locator('fieldset[data-question="overall"] .answer-status')).to_have_text("saved")
     keys.press("j", ratings[0])  # an item starts on message #0: j goes to #1, the first answer
-    expect(page.locator('#message-1 fieldset[data-question="helpful"]')).to_be_focused()
+    rating = page.locator('#message-1 fieldset[data-question="helpful"]')
+    expect(rating).to_be_focused()
+    # Saved before the next key: the live server's threads share one in-memory SQLite
+    # connection in tests, where two writes at once fail (a real database makes one wait).
+    expect(rating.locator(".answer-status")).to_have_text("saved")
     keys.press("j", "j", ratings[1])  # message #3
     expect(
         page.locator('#message-3 fieldset[data-question="helpful"] .answer-status')
@@ -181,7 +185,9 @@ def test_an_annotators_day_with_the_keyboard_alone(page, live_server, day, scree
     for n in range(ITEMS):
         if n == 0:  # the screenshots: an item half done, at a desk and on a phone
             keys.press("1")
+            expect(page.locator("#questions .answer-status")).to_have_text("saved")
             keys.press("j", "4")
+            expect(page.locator("#message-1 .answer-status")).to_have_text("saved")
             page.locator("#message-3 .body").select_text()
             keys.press("w")
             settled(page)

@@ -257,6 +257,7 @@ def test_ctrl_enter_submits_from_a_radio_button_and_from_the_text_answer(
 
     # The next item: the note typed last is saved with the item, not lost to the submit.
     page.keyboard.press("1")
+    expect(page.locator('fieldset[data-question="overall"] .answer-status')).to_have_text("saved")
     note = page.locator('fieldset[data-question="note"] textarea')
     note.focus()
     page.keyboard.type("Short but right.")
@@ -282,6 +283,7 @@ def test_number_keys_answer_the_question_you_are_on(page, live_server, rated):
     # A radio button has the focus: a number key still answers (its own question).
     page.keyboard.press("2")
     expect(overall.locator('input[value="bad"]')).to_be_checked()
+    settled(page)
     # A message's rating has the focus: the key rates that message.
     rating = page.locator('#message-1 fieldset[data-question="helpful"]')
     rating.locator('input[value="3"]').focus()
@@ -294,6 +296,9 @@ def test_number_keys_answer_the_question_you_are_on(page, live_server, rated):
     page.keyboard.press("1")
     expect(page.locator('fieldset[data-question="note"] textarea')).to_have_value("1")
     expect(overall.locator('input[value="bad"]')).to_be_checked()
+    # (Saved before the next request: in tests the live server's threads share one SQLite
+    # connection, where two writes at once fail.)
+    expect(page.locator('fieldset[data-question="note"] .answer-status')).to_have_text("saved")
     # s skips (from a radio button too), Ctrl+Enter with nothing answered is refused in words.
     rating.locator('input[value="4"]').focus()
     page.keyboard.press("s")
