@@ -323,7 +323,9 @@ def positive(value: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ocm", description="Chat transcript specs: detect, parse, validate, convert, render."
+        prog="ocm",
+        description="Chat transcript specs: detect, parse, validate, convert, render; push "
+        "to, pull from and follow imports on a workbench server.",
     )
     parser.add_argument("--version", action="version", version=f"ocm {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -9,9 +9,13 @@ import http.client
 import http.server
 import io
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import tracemalloc
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -30,7 +34,9 @@ from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
 from tests.editor.test_labels import QUESTIONS
 
+# The live server reads what the test writes: real transactions.
 pytestmark = pytest.mark.django_db(transaction=True)
+
 
 CHATML = "<|start|>user<|message|>Hi<|end_message|>\n"
 
@@ -407,3 +413,82 @@ def test_retries_give_up_with_the_last_answers_code(flaky, annotator, dataset):
         client.dataset(dataset.slug)
     assert (refused.value.status, refused.value.code) == (429, "slow-down")
     assert len(proxy.seen) == 3
+
+
+def test_the_client_imports_without_django():
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    program = (
+        "import sys; from editor.client import Client; "
+        "leaked = [m for m in sys.modules if m == 'django' or m.startswith('django.')]; "
+        "assert not leaked, leaked; print('ok')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_the_pipeline_of_docs_client_md(live_server, curator, annotator, dataset, tmp_path):
+    """The example of docs/client.md, step by step, with its file and schema made here."""
+    batch = tmp_path / "generations.jsonl"
+    batch.write_text(LINES)
+    with Client(live_server.url, ApiToken.issue(curator)[1]) as ocm:
+        ocm.create_label_schema(
+            dataset.slug,
+            "Topic",
+            [
+                {
+                    "key": "topic",
+                    "kind": "choice",
+                    "prompt": "About?",
+                    "options": QUESTIONS[0]["options"],
+                }
+            ],
+        )
+        done = ocm.push("support-chats", batch, on_conflict="skip")
+        new_ids = [
+            item["transcript_id"] for item in done.report["items"] if item["action"] == "created"
+        ]
+        greeting = formats.Transcript(
+            spec="openchatml-2.2",
+            messages=[
+                formats.Message(role="user", content="Hi"),
+                formats.Message(role="assistant", channel="final", content="Hello!"),
+            ],
+        )
+        ocm.push("support-chats", [greeting], partial=True)
+        ocm.bulk("support-chats", "transition", ids=new_ids, transition="submit")
+        schema = next(ocm.label_schemas("support-chats"))
+        queue = ocm.create_queue(
+            "support-chats",
+            f"Batch {done.id}",
+            overlap=2,
+            filters={"status": ["in_review"]},
+            schemas=[schema.id],
+        )
+    with Client(live_server.url, ApiToken.issue(annotator)[1]) as bot:
+        while (item := bot.claim(queue.id)) is not None:
+            bot.annotate(item.transcript, schema.id, "topic", "billing", submit=True)
+            bot.submit_assignment(item.id)
+    with Client(live_server.url, ApiToken.issue(curator)[1]) as ocm:
+        reviewed = 0
+        for assignment in ocm.assignments(queue.id, state="submitted"):
+            answers = list(ocm.annotations(assignment.transcript, annotator=assignment.annotator))
+            assert answers and all(a.state == "submitted" for a in answers)
+            ocm.review_assignment(assignment.id, "approve")
+            reviewed += 1
+        ocm.bulk("support-chats", "set_status", filter={"status": ["in_review"]}, status="approved")
+        ocm.pull(
+            "support-chats", tmp_path / "train.jsonl", spec="openai-messages", status=["approved"]
+        )
+        pulled = list(ocm.pull_transcripts("support-chats", status=["approved"]))
+    assert reviewed == 2 and len(new_ids) == 2
+    rows = (tmp_path / "train.jsonl").read_text().splitlines()
+    assert len(rows) == 2 and all(json.loads(row)["spec"] == "openai-messages" for row in rows)
+    assert len(pulled) == 2 and not any(formats.has_errors(p.diagnostics) for p in pulled)
