@@ -22,7 +22,15 @@ from editor.exporting.tasks import start_export_task
 from editor.importing.tasks import start_import_task
 from editor.labels import create_label_schema
 from editor.labels.annotations import create_annotation
-from editor.models import Dataset, Membership, Role, Transcript
+from editor.models import (
+    Dataset,
+    ExportTask,
+    ImportTask,
+    Membership,
+    ReviewQueue,
+    Role,
+    Transcript,
+)
 from tests.browser.conftest import settled
 
 PASSWORD = "a-long-test-password"
@@ -35,9 +43,9 @@ AXE = Axe()
 class World:
     dataset: Dataset
     transcript: Transcript
-    queue: object
-    import_task: object
-    export_task: object
+    queue: ReviewQueue
+    import_task: ImportTask
+    export_task: ExportTask
 
 
 @pytest.fixture
@@ -271,7 +279,8 @@ def serious_violations(page) -> list[str]:
         nodes = violation["nodes"]
         targets = ", ".join(" ".join(map(str, node["target"])) for node in nodes[:5])
         # The first node's own explanation: for a contrast, the colours and the ratio.
-        why = next((check["message"] for check in nodes[0]["any"]), "") if nodes else ""
+        checks = [*nodes[0]["any"], *nodes[0]["all"], *nodes[0]["none"]] if nodes else []
+        why = "; ".join(check["message"] for check in checks[:2])
         found.append(
             f"{violation['impact']} {violation['id']}: {violation['help']}; "
             f"{len(nodes)} node(s): {targets}; {why} ({violation['helpUrl']})"
