@@ -212,6 +212,7 @@ def test_quick_fixes_in_raw_mode(page, live_server, ann, console_errors):
     settled(page)
     panel.locator('[data-code="E-CALL-ID-MISSING"] [data-action="fix"]').first.click()
     expect(page.get_by_test_id("fixed")).to_be_visible()
+    settled(page)
     expect(page.locator("#source-text")).to_have_value(re.compile(r"call_id=call_1"))
     assert Transcript.objects.get(pk=call.pk).version == 1
     # The fixed diagnostic is gone from the panel; the reply's own stays (it has no fix).
