@@ -82,8 +82,8 @@ def _child() -> None:
     curator = users.create_user("bench-curator")
     dataset = Dataset.objects.create(name="Bench", slug="bench")
     Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
-    _keyboard_flow(dataset, curator)
     if KEYBOARD_ONLY:
+        _keyboard_flow(dataset, curator)
         connections.close_all()
         return
     text = formats.serialize(
@@ -138,6 +138,8 @@ def _child() -> None:
         flush=True,
     )
     _claims_in_a_long_queue(dataset, curator, content, workers)
+    # Last: its label schema (a required question) would be asked by the queues above.
+    _keyboard_flow(dataset, curator)
     connections.close_all()
 
 

@@ -415,7 +415,9 @@ def _follow_item(item: QueueItem, author, note: str) -> None:
     states = QueueAssignment.objects.filter(item=item).values_list("state", flat=True)
     status = workflow.item_status(states, required=item.queue.overlap)
     transcript = item.transcript
-    transcript.refresh_from_db()  # another assignment's move may have changed it since
+    # Another assignment's move may have changed it since it was read (save_transcript reads
+    # the rest of the row itself).
+    transcript.refresh_from_db(fields=["status", "version"])
     _set_transcript_status(transcript, status, author, note)
 
 
