@@ -249,7 +249,7 @@ def test_a_streamed_pull_of_10000_transcripts_runs_in_constant_memory(
         f"{rest_peak / 1e6:.1f} MB over the next 9,000 (the export: {size / 1e6:.1f} MB)"
     )
     assert first_peak < size and rest_peak < size
-    assert rest_peak < first_peak + 500_000
+    assert rest_peak < first_peak + 1_500_000
     assert rest_peak < size
 
 
