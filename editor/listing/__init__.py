@@ -89,8 +89,8 @@ class TranscriptList:
         most held first (the dataset page's facet; ``matches``: how many transcripts match,
         which the page has counted already).
 
-        Counting walks every matching transcript's diagnostics (~100 ms at 100,000 on an idle
-        machine: docs/performance.md), so the answer is kept in the shared cache until the
+        Counting walks every matching transcript's diagnostics (about 0.3 s at 100,000 on a
+        busy machine: docs/performance.md), so the answer is kept in the shared cache until the
         dataset changes: the key holds the filters, the dataset's newest change (every write
         sets ``updated_at``; one step down an index) and ``matches`` (a transcript gone).
         None while words are searched: that count would cost what finding every match of the
