@@ -154,6 +154,7 @@ class Client:
             except (TypeError, ValueError):
                 pass
             else:
+                when = when if when.tzinfo else when.replace(tzinfo=UTC)  # "-0000": UTC
                 return max(0.0, (when - datetime.now(UTC)).total_seconds())
         return min(self.backoff * 2**attempt, self.max_backoff)
 

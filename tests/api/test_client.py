@@ -15,6 +15,8 @@ import sys
 import threading
 import time
 import tracemalloc
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -395,6 +397,15 @@ def test_a_429_is_retried_after_its_retry_after(flaky, annotator, dataset):
         assert client.dataset(dataset.slug).name == "Support chats"
     assert len(proxy.seen) == 2
     assert proxy.seen[1] - proxy.seen[0] >= 1.0
+
+
+def test_a_retry_after_date_is_honoured(flaky, annotator, dataset):
+    when = datetime.now(UTC) + timedelta(seconds=2)
+    proxy = flaky(429, refusals=1, retry_after=format_datetime(when, usegmt=True))
+    with Client(proxy.url, ApiToken.issue(annotator)[1]) as client:
+        assert client.dataset(dataset.slug).slug == dataset.slug
+    assert len(proxy.seen) == 2
+    assert proxy.seen[1] - proxy.seen[0] >= 0.9  # the date is to the second
 
 
 def test_an_upload_is_sent_whole_again_after_a_503(flaky, annotator, dataset):
