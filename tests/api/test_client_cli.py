@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +117,27 @@ def test_pull_of_a_version_says_versions_are_not_available(server, dataset):
     status, out, err = ocm("pull", dataset.slug, "--version", "v1", "--to", "chatml")
     assert status == 2 and out == ""
     assert err == "ocm: dataset versions are not available on this server (versions-unavailable)\n"
+
+
+def test_the_ocm_script_pushes_and_pulls_through_standard_output(server, dataset, tmp_path):
+    """The installed ``ocm`` entry point in its own process: bytes on its real stdout."""
+    path = tmp_path / "batch.jsonl"
+    path.write_text(LINES)
+    ocm_script = Path(sys.executable).parent / "ocm"
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(ocm_script), *argv], capture_output=True, text=True, timeout=60, env=os.environ
+        )
+
+    pushed = run("push", str(path), "--dataset", dataset.slug)
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.stdout.endswith(": succeeded (2 created, 0 updated, 0 skipped, 0 failed)\n")
+    assert pushed.stderr == ""  # not a terminal: no progress bar
+    pulled = run("pull", dataset.slug, "--to", "openchatml-2.2")
+    assert pulled.returncode == 0, pulled.stderr
+    assert [json.loads(line)["spec"] for line in pulled.stdout.splitlines()] == [
+        "openchatml-2.2"
+    ] * 2
+    status = run("status", pushed.stdout.split()[1])
+    assert status.returncode == 0 and status.stdout == pushed.stdout
