@@ -169,7 +169,9 @@ def work_one_item(page, keys: Keys, *, overall: str, ratings: tuple[str, str], t
     settled(page)
 
 
-def test_an_annotators_day_with_the_keyboard_alone(page, live_server, day, screenshot):
+def test_an_annotators_day_with_the_keyboard_alone(
+    page, live_server, day, screenshot, console_errors
+):
     page.add_init_script(COUNT_MOUSE)
     page.set_viewport_size({"width": 1280, "height": 800})
     keys = Keys(page)
@@ -289,6 +291,7 @@ def test_an_annotators_day_with_the_keyboard_alone(page, live_server, day, scree
         Status.IN_REVIEW
     ]
     assert QueueAssignment.objects.filter(state=AssignmentState.REJECTED).count() == DISAGREE_ON
+    assert console_errors == []
     print(
         f"\nkeystrokes per item: annotating {per_item_first:.1f}, "
         f"reviewing {per_item_review:.1f} (a 26-character comment included on 3 of 4)"
