@@ -1,5 +1,5 @@
-"""``ocm push``, ``ocm pull`` and ``ocm status`` against the running test server, run
-in-process (``main``) with ``OCM_URL`` and ``OCM_TOKEN`` set."""
+"""``ocm push``, ``ocm pull`` and ``ocm status`` against the running test server, with
+``OCM_URL`` and ``OCM_TOKEN`` set: in-process (``main``), and once as the installed script."""
 
 from __future__ import annotations
 
