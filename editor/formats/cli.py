@@ -19,8 +19,9 @@ record a line (see ``jsonl``). ``-`` reads standard input.
 ``push``, ``pull`` and ``status`` talk to a workbench server (``OCM_URL``, with the API token
 in ``OCM_TOKEN``) through ``editor.client`` (docs/client.md).
 
-Exit status: 0 fine, 1 the input has errors (or no spec was detected), 2 the command could
-not run (unreadable file, bad arguments, missing feature).
+Exit status: 0 fine, 1 the input has errors (or no spec was detected; the import failed, for
+``push`` and ``status``), 2 the command could not run (unreadable file, bad arguments,
+missing feature, the server unreachable or refusing).
 """
 
 from __future__ import annotations
