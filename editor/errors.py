@@ -218,6 +218,16 @@ class UnknownUser(DomainError):
     status = 422
 
 
+class InvalidUsername(DomainError):
+    code = "invalid-username"
+    status = 422
+
+
+class NoSuchInvitation(DomainError):
+    code = "not-found"
+    status = 404
+
+
 class AlreadyMember(DomainError):
     code = "already-member"
     status = 409

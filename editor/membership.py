@@ -2,7 +2,9 @@
 change their roles, remove them. The HTML views and the API call these functions.
 
 Any logged-in user may create a dataset and becomes its curator; only curators (and
-superusers, who act as curators everywhere) may edit it or change its members. A dataset
+superusers, who act as curators everywhere) may edit it or change its members. Curators
+invite people by username; an invited user becomes a member only by accepting
+(``invite``, ``accept_invitation``); ``add_member`` (the admin, the demo data) adds directly. A dataset
 always keeps at least one curator: removing or demoting the last one is refused
 (``LastCurator``). Every membership change is recorded as a ``MembershipChange``, every
 creation or edit of a dataset as a ``DatasetEdit`` (who, when, what changed).
@@ -21,7 +23,9 @@ from editor.errors import (
     AlreadyMember,
     InvalidDataset,
     InvalidRole,
+    InvalidUsername,
     LastCurator,
+    NoSuchInvitation,
     NotAllowed,
     NotAMember,
     SlugTaken,
@@ -30,6 +34,7 @@ from editor.errors import (
 from editor.models import (
     Dataset,
     DatasetEdit,
+    Invitation,
     Membership,
     MembershipAction,
     MembershipChange,
@@ -139,6 +144,70 @@ def add_member(dataset: Dataset, *, author, username: str, role: str = Role.VIEW
             return _add(dataset, author=author, user=user, role=_role(role))
     except IntegrityError:
         raise AlreadyMember(f"{username} is already a member; change their role instead.") from None
+
+
+# --- invitations ----------------------------------------------------------------------------
+# A curator invites a username; the user of that name accepts (and becomes a member) or
+# declines, on their dashboard. The curator's answer is the same whether the user exists or
+# not: nobody learns usernames by inviting them, and nobody joins a dataset unasked.
+
+
+def invite(dataset: Dataset, *, author, username: str, role: str = Role.VIEWER) -> Invitation:
+    """Invite ``username`` to ``dataset`` in ``role`` (a second invitation changes the role)."""
+    _require_curator(dataset, author, "Only a curator may invite members.")
+    role = _role(role)
+    username = username.strip()
+    if not username or len(username) > 150 or NUL in username:
+        raise InvalidUsername("A username is 1 to 150 characters.")
+    if dataset.memberships.filter(user__username=username).exists():
+        raise AlreadyMember(f"{username} is already a member; change their role instead.")
+    invitation, _ = Invitation.objects.update_or_create(
+        dataset=dataset, username=username, defaults={"role": role, "invited_by": author}
+    )
+    return invitation
+
+
+def invitations(dataset: Dataset):
+    """The invitations of ``dataset`` not yet answered, newest first (curators see them)."""
+    return dataset.invitations.select_related("invited_by")
+
+
+def withdraw_invitation(dataset: Dataset, *, author, username: str) -> None:
+    _require_curator(dataset, author, "Only a curator may withdraw an invitation.")
+    if not dataset.invitations.filter(username=username).delete()[0]:
+        raise NoSuchInvitation(f"{username} has no invitation to this dataset.")
+
+
+def invitations_for(user):
+    """The invitations waiting for ``user``'s answer, newest first."""
+    if not user.is_authenticated:
+        return Invitation.objects.none()
+    return Invitation.objects.filter(username=user.username).select_related("dataset", "invited_by")
+
+
+def accept_invitation(user, invitation_id: int) -> Membership:
+    """``user`` joins the dataset of their invitation, in the role it names."""
+    with transaction.atomic():
+        invitation = _invitation_for(user, invitation_id)
+        dataset = invitation.dataset
+        invitation.delete()
+        existing = dataset.memberships.filter(user=user).first()
+        if existing is not None:  # made a member otherwise meanwhile (the admin)
+            return existing
+        return _add(dataset, author=invitation.invited_by or user, user=user, role=invitation.role)
+
+
+def decline_invitation(user, invitation_id: int) -> None:
+    _invitation_for(user, invitation_id).delete()
+
+
+def _invitation_for(user, invitation_id: int) -> Invitation:
+    invitation = (
+        invitations_for(user).select_for_update(of=("self",)).filter(pk=invitation_id).first()
+    )
+    if invitation is None:
+        raise NoSuchInvitation("No such invitation for you.")
+    return invitation
 
 
 def change_role(dataset: Dataset, *, author, username: str, role: str) -> Membership:

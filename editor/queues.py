@@ -662,6 +662,7 @@ def item_review(item: QueueItem) -> ItemReview:
     given: dict = {}  # (message index, schema, question) -> {annotator: value}
     spans: dict[int, list[ReviewSpan]] = {}
     tagged: dict[int, dict[str, set]] = {}  # message -> annotator -> its tags
+    definitions: dict = {}  # schema version id -> its questions, read once
     for annotation in (
         Annotation.objects.filter(transcript_id=item.transcript_id, annotator_id__in=list(who))
         .exclude(anchor_state=AnchorState.ORPHANED)
@@ -669,7 +670,10 @@ def item_review(item: QueueItem) -> ItemReview:
         .order_by("message_index", "start", "pk")
     ):
         name = who[annotation.annotator_id]
-        question = definition_of(annotation.schema_version).question(annotation.question)
+        version = annotation.schema_version
+        if version.pk not in definitions:
+            definitions[version.pk] = definition_of(version)
+        question = definitions[version.pk].question(annotation.question)
         if annotation.start is not None:
             label = answer_label(question, annotation.value)
             index = annotation.message_index

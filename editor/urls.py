@@ -31,6 +31,23 @@ urlpatterns = [
     path("datasets/<dataset:slug>/edit/", views.dataset_edit, name="dataset-edit"),
     path("datasets/<dataset:slug>/members/", views.member_add, name="member-add"),
     path(
+        "datasets/<dataset:slug>/invitations/<str:username>/withdraw/",
+        views.invitation_withdraw,
+        name="invitation-withdraw",
+    ),
+    path(
+        "invitations/<int:pk>/accept/",
+        views.invitation_answer,
+        {"answer": "accept"},
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<int:pk>/decline/",
+        views.invitation_answer,
+        {"answer": "decline"},
+        name="invitation-decline",
+    ),
+    path(
         "datasets/<dataset:slug>/members/<str:username>/",
         views.member_role,
         name="member-role",

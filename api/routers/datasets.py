@@ -18,6 +18,7 @@ from ..schemas import (
     DatasetEditOut,
     DatasetOut,
     DatasetUpdateIn,
+    InvitationOut,
     MemberChangeOut,
     MemberIn,
     MemberOut,
@@ -105,13 +106,68 @@ def list_member_changes(request, slug: str):
 
 @router.post(
     "/datasets/{slug}/members",
-    response={201: MemberOut, **errors(403, 404, 409, 422)},
-    summary="Add a user by username (curators)",
+    response={202: InvitationOut, **errors(403, 404, 409, 422)},
+    summary="Invite a user by username (curators): they join when they accept",
+    description="The same answer whether a user of that name exists or not (no username is "
+    "learnt by inviting it); the invited user accepts with `POST /invitations/{id}/accept`. "
+    "Inviting again changes the role; 409 `already-member` for a member.",
 )
 def add_member(request, slug: str, payload: MemberIn):
     dataset = visible_dataset(request.auth, slug)
-    added = membership.add_member(dataset, author=request.auth, **payload.dict())
-    return Status(201, added)
+    return Status(202, membership.invite(dataset, author=request.auth, **payload.dict()))
+
+
+@router.get(
+    "/datasets/{slug}/invitations",
+    response={200: list[InvitationOut], **errors(403, 404, 422)},
+    summary="The invitations not yet answered (curators)",
+)
+@paginate(LimitOffset)
+def list_dataset_invitations(request, slug: str):
+    dataset = visible_dataset(request.auth, slug)
+    if not dataset.can_curate(request.auth):
+        raise NotAllowed("Only a curator may see the invitations.")
+    return membership.invitations(dataset)
+
+
+@router.delete(
+    "/datasets/{slug}/invitations/{username}",
+    response={204: None, **errors(403, 404)},
+    summary="Withdraw an invitation (curators)",
+)
+def withdraw_invitation(request, slug: str, username: str):
+    dataset = visible_dataset(request.auth, slug)
+    membership.withdraw_invitation(dataset, author=request.auth, username=username)
+    return Status(204, None)
+
+
+@router.get(
+    "/invitations",
+    response={200: list[InvitationOut], **errors(422)},
+    summary="Your invitations waiting for an answer",
+)
+@paginate(LimitOffset)
+def list_my_invitations(request):
+    return membership.invitations_for(request.auth)
+
+
+@router.post(
+    "/invitations/{invitation_id}/accept",
+    response={200: MemberOut, **errors(404)},
+    summary="Accept an invitation: you become a member in the role it names",
+)
+def accept_invitation(request, invitation_id: int):
+    return membership.accept_invitation(request.auth, invitation_id)
+
+
+@router.post(
+    "/invitations/{invitation_id}/decline",
+    response={204: None, **errors(404)},
+    summary="Decline an invitation",
+)
+def decline_invitation(request, invitation_id: int):
+    membership.decline_invitation(request.auth, invitation_id)
+    return Status(204, None)
 
 
 @router.patch(

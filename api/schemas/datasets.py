@@ -41,6 +41,21 @@ class MemberOut(Schema):
     created_at: datetime
 
 
+class InvitationOut(Schema):
+    id: int
+    dataset: str = Field(alias="dataset.slug")
+    username: str
+    role: RoleName
+    invited_by: str | None = Field(
+        description="The curator who invited (null: a user since deleted)."
+    )
+    created_at: datetime
+
+    @staticmethod
+    def resolve_invited_by(invitation) -> str | None:
+        return invitation.invited_by.username if invitation.invited_by is not None else None
+
+
 class MemberChangeOut(Schema):
     actor: str | None = Field(
         description="Who made the change (null: a user since deleted, or a command)."

@@ -194,6 +194,33 @@ class Membership(models.Model):
         return f"{self.user} in {self.dataset} as {self.role}"
 
 
+class Invitation(models.Model):
+    """A curator's invitation of ``username`` to a dataset, in ``role``: the user becomes a
+    member only by accepting it (``editor.membership.accept_invitation``), or declines it.
+
+    Kept by the username as the curator typed it, with no link to a user: whether that user
+    exists is not recorded and never told to the curator (docs/security.md, "Membership by
+    invitation"); the user of that name sees it on their dashboard.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="invitations")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "username"], name="invitation_unique_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} invited to {self.dataset} as {self.role}"
+
+
 class MembershipAction(models.TextChoices):
     ADDED = "added", "added"
     ROLE_CHANGED = "role_changed", "changed the role of"

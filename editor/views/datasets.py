@@ -4,7 +4,7 @@ import copy
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import QueryDict, StreamingHttpResponse
+from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -61,6 +61,7 @@ def _dashboard(request, dataset_form: DatasetForm, status: int = 200):
     )
     context = {
         "work": my_work(request.user),
+        "invitations": membership.invitations_for(request.user),
         "datasets": datasets,
         "dataset_form": dataset_form,
     }
@@ -125,6 +126,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         else [],
         "sort": sort,
         "members": membership.members(dataset),
+        "invitations": membership.invitations(dataset) if dataset.user_can_curate else [],
         "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
         "member_form": MemberAddForm(),
         "roles": Role.choices,
@@ -210,14 +212,18 @@ def dataset_edit(request, slug):
 # --- members: each answers the members section (htmx) or goes back to the dataset page ----
 
 
-def _members_response(request, dataset: Dataset, *, refusal=None, member_form=None):
+def _members_response(request, dataset: Dataset, *, refusal=None, member_form=None, notice=""):
     if not request.htmx:
         if refusal is not None:
             messages.error(request, refusal.message)
+        elif notice:
+            messages.success(request, notice)
         return redirect(reverse("dataset", args=[dataset.slug]) + "#members")
     context = {
         "dataset": dataset,
         "members": membership.members(dataset),
+        "invitations": membership.invitations(dataset) if dataset.user_can_curate else [],
+        "member_notice": notice,
         "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
         "member_form": member_form or MemberAddForm(),
         "roles": Role.choices,
@@ -227,8 +233,9 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
     return render(request, "editor/dataset.html#members", context, status=status)
 
 
-def _change_members(request, slug, change, refused_form=None):
-    """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section."""
+def _change_members(request, slug, change, refused_form=None, notice=""):
+    """Run ``change(dataset)``; a non-curator gets 403, a refusal is shown in the section,
+    and ``notice`` after a change."""
     dataset = visible_dataset(request.user, slug)
     try:
         change(dataset)
@@ -241,7 +248,7 @@ def _change_members(request, slug, change, refused_form=None):
     dataset = still_visible.filter(pk=dataset.pk).first()
     if dataset is None:
         return _left_dataset(request)
-    return _members_response(request, dataset)
+    return _members_response(request, dataset, notice=notice)
 
 
 def _left_dataset(request):
@@ -253,8 +260,8 @@ def _left_dataset(request):
 
 @require_http_methods(["GET", "POST"])
 def member_add(request, slug):
-    """POST adds a member; GET (the URL typed or bookmarked) shows the members where they
-    are managed, on the dataset page."""
+    """POST invites a member (they join when they accept); GET (the URL typed or bookmarked)
+    shows the members where they are managed, on the dataset page."""
     if request.method == "GET":
         return redirect(reverse("dataset", args=[slug]) + "#members")
     username = request.POST.get("username", "").strip()
@@ -262,12 +269,42 @@ def member_add(request, slug):
     return _change_members(
         request,
         slug,
-        lambda dataset: membership.add_member(
+        lambda dataset: membership.invite(
             dataset, author=request.user, username=username, role=role
         ),
-        # On a refusal the form keeps what was typed; after an addition it is empty again.
+        # On a refusal the form keeps what was typed; after an invitation it is empty again.
         refused_form=MemberAddForm(request.POST),
+        notice=f"{username} is invited. If that user exists, they join when they accept it "
+        "on their dashboard.",
     )
+
+
+@require_POST
+def invitation_withdraw(request, slug, username):
+    return _change_members(
+        request,
+        slug,
+        lambda dataset: membership.withdraw_invitation(
+            dataset, author=request.user, username=username
+        ),
+    )
+
+
+@require_POST
+def invitation_answer(request, pk, answer):
+    """The invited user accepts (to the dataset's page) or declines (back to the dashboard)."""
+    try:
+        if answer == "accept":
+            joined = membership.accept_invitation(request.user, pk)
+        else:
+            membership.decline_invitation(request.user, pk)
+    except DomainError as refused:
+        raise Http404(refused.message) from None
+    if answer == "accept":
+        messages.success(request, f"You are now a member of {joined.dataset.name}.")
+        return redirect("dataset", slug=joined.dataset.slug)
+    messages.info(request, "Invitation declined.")
+    return redirect("dashboard")
 
 
 @require_POST

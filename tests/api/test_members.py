@@ -98,12 +98,20 @@ def test_every_member_sees_the_members_an_outsider_gets_404(as_viewer, as_outsid
     assert_error(as_outsider.get(f"/datasets/{dataset.slug}/members"), 404, "not-found")
 
 
-def test_a_curator_adds_changes_and_removes_a_member(as_curator, curator, outsider, dataset):
+def test_a_curator_invites_changes_and_removes_a_member(
+    as_curator, as_outsider, curator, outsider, dataset
+):
     path = f"/datasets/{dataset.slug}/members"
     response = as_curator.post(path, {"username": "outsider", "role": "reviewer"})
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     assert response.json()["role"] == "reviewer"
+    assert dataset.role_of(outsider) is None  # not before they accept
+    invitation = as_outsider.get("/invitations").json()["items"][0]
+    assert (invitation["dataset"], invitation["invited_by"]) == (dataset.slug, "curator")
+    response = as_outsider.post(f"/invitations/{invitation['id']}/accept")
+    assert response.status_code == 200, response.content
     assert dataset.role_of(outsider) == Role.REVIEWER
+    assert as_outsider.get("/invitations").json()["count"] == 0
 
     response = patch(as_curator, f"{path}/outsider", {"role": "annotator"})
     assert response.status_code == 200, response.content
@@ -193,8 +201,8 @@ def test_a_superuser_who_is_no_member_does_not_count_as_a_curator(dataset):
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
-        ({"username": "nobody"}, 422, "unknown-user"),
         ({"username": "viewer"}, 409, "already-member"),
+        ({"username": ""}, 422, "invalid-username"),
         ({"username": "outsider", "role": "owner"}, 422, "invalid-request"),
     ],
 )
@@ -211,3 +219,41 @@ def test_changing_someone_who_is_no_member_is_a_404(as_curator, outsider, datase
 def test_the_member_changes_are_for_members_only(as_viewer, as_outsider, dataset):
     assert as_viewer.get(f"/datasets/{dataset.slug}/member-changes").status_code == 200
     assert as_outsider.get(f"/datasets/{dataset.slug}/member-changes").status_code == 404
+
+
+def test_inviting_tells_nothing_of_whether_the_user_exists(as_curator, dataset, outsider):
+    path = f"/datasets/{dataset.slug}/members"
+    real = as_curator.post(path, {"username": "outsider"})
+    made_up = as_curator.post(path, {"username": "nobody-of-that-name"})
+    assert real.status_code == made_up.status_code == 202
+    assert set(real.json()) == set(made_up.json())
+    assert {
+        i["username"]
+        for i in as_curator.get(f"/datasets/{dataset.slug}/invitations").json()["items"]
+    } == {"outsider", "nobody-of-that-name"}
+    assert (
+        as_curator.delete(f"/datasets/{dataset.slug}/invitations/nobody-of-that-name").status_code
+        == 204
+    )
+    assert_error(
+        as_curator.delete(f"/datasets/{dataset.slug}/invitations/nobody-of-that-name"),
+        404,
+        "not-found",
+    )
+
+
+def test_an_invitation_is_declined_or_answered_only_by_its_user(
+    as_curator, as_outsider, dataset, outsider, annotator
+):
+    as_curator.post(f"/datasets/{dataset.slug}/members", {"username": "outsider"})
+    invitation = as_outsider.get("/invitations").json()["items"][0]["id"]
+    someone_else = api_client_for(annotator)
+    assert_error(someone_else.post(f"/invitations/{invitation}/accept"), 404, "not-found")
+    assert as_outsider.post(f"/invitations/{invitation}/decline").status_code == 204
+    assert_error(as_outsider.post(f"/invitations/{invitation}/accept"), 404, "not-found")
+    assert dataset.role_of(outsider) is None
+
+
+def test_only_curators_see_a_datasets_invitations(dataset, annotator):
+    client = api_client_for(annotator)
+    assert_error(client.get(f"/datasets/{dataset.slug}/invitations"), 403, "forbidden")

@@ -1,5 +1,5 @@
 """A curator filters the dataset page's table (by label answers too), pages through it (htmx,
-URL pushed, back button) and adds a member."""
+URL pushed, back button) and invites a member, who accepts."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -17,7 +17,7 @@ from tests.editor.samples import conversation
 def curator_page(live_server, page, transactional_db):
     users = get_user_model().objects
     curator = users.create_user("cur", password="a-long-test-password")
-    users.create_user("newcomer")
+    users.create_user("newcomer", password="a-long-test-password")
     dataset = Dataset.objects.create(name="Support chats", slug="support")
     Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
     content = TranscriptContent.from_text(conversation())
@@ -81,25 +81,40 @@ def test_filter_page_through_and_add_a_member(curator_page, live_server, screens
     form = page.get_by_test_id("add-member-form")
     form.get_by_label("Username").fill("newcomer")
     form.get_by_label("Role").select_option("annotator")
-    form.get_by_role("button", name="Add member").click()
-    expect(members.locator('tr[data-member="newcomer"]')).to_have_attribute(
+    form.get_by_role("button", name="Invite").click()
+    expect(members.locator('li[data-invitation="newcomer"]')).to_have_attribute(
         "data-role", "annotator"
     )
-    log = members.get_by_test_id("member-log")
-    log.locator("summary").click()
-    expect(log.locator('li[data-action="added"]')).to_contain_text(
-        "cur added newcomer as annotator"
-    )
+    expect(members.get_by_test_id("member-notice")).to_contain_text("newcomer is invited")
+    # A username nobody has: the same answer (inviting tells no one which names exist).
     form = page.get_by_test_id("add-member-form")
     form.get_by_label("Username").fill("nobody")
-    form.get_by_role("button", name="Add member").click()
-    expect(members.get_by_role("alert")).to_have_attribute("data-code", "unknown-user")
+    form.get_by_role("button", name="Invite").click()
+    expect(members.get_by_test_id("member-notice")).to_contain_text("nobody is invited")
+    expect(members.get_by_role("alert")).to_have_count(0)
     screenshot("members")
+
+    # The newcomer accepts on their dashboard and is a member from then on.
+    page.get_by_role("button", name="Log out").click()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("newcomer")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    invitations = page.get_by_test_id("invitations")
+    expect(invitations).to_contain_text("Support chats")
+    screenshot("invitation")
+    invitations.locator('[data-action="accept-invitation"]').click()
+    expect(page).to_have_url(f"{live_server.url}/datasets/support/")
     assert (
         Dataset.objects.get(slug="support").role_of(
             get_user_model().objects.get(username="newcomer")
         )
         == Role.ANNOTATOR
+    )
+    log = page.get_by_test_id("member-log")
+    log.locator("summary").click()
+    expect(log.locator('li[data-action="added"]')).to_contain_text(
+        "cur added newcomer as annotator"
     )
 
 

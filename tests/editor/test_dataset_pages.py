@@ -6,7 +6,15 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 
-from editor.models import Dataset, Membership, MembershipChange, Role, Status, Transcript
+from editor.models import (
+    Dataset,
+    Invitation,
+    Membership,
+    MembershipChange,
+    Role,
+    Status,
+    Transcript,
+)
 from editor.storage.content import TranscriptContent
 from editor.storage.create import NewTranscript, create_transcripts
 from tests.editor.samples import conversation
@@ -65,8 +73,9 @@ def test_dashboard_queries_do_not_grow_with_transcripts(
     add_transcripts(other, curator, 400)
     client.force_login(curator)
     # session, user, the datasets with every count (one aggregate query); "my work": the
-    # queues, returned items, reviews waiting, last edits (editor.queues.my_work)
-    with django_assert_max_num_queries(7):
+    # queues, returned items, reviews waiting, last edits (editor.queues.my_work); the
+    # invitations waiting for an answer
+    with django_assert_max_num_queries(8):
         html = client.get("/").content.decode()
     assert stat(html, dataset.slug, "transcripts") == "600"
     assert stat(html, "other", "transcripts") == "400"
@@ -201,11 +210,11 @@ def test_the_page_queries_do_not_grow_with_transcripts(
     client.force_login(curator)
     # session, user, dataset with role, label questions, members, their recent changes, the
     # dataset's edits, count, page (with authors and codes), the codes' facet, imports, your
-    # exports, queues, the schemas a new queue may ask
-    with django_assert_max_num_queries(14):
+    # exports, queues, the schemas a new queue may ask, the invitations not yet answered
+    with django_assert_max_num_queries(15):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 3, "sort": "-updated"})
     assert len(row_ids(response.content.decode())) == 50
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(15):
         response = client.get(f"/datasets/{dataset.slug}/", {"page": 20, "has_errors": "false"})
     assert len(row_ids(response.content.decode())) == 50
 
@@ -247,7 +256,17 @@ def test_a_curator_adds_changes_and_removes_members_through_htmx(
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<section class="card" id="members"')
-    assert '<tr data-member="outsider" data-role="reviewer">' in html
+    assert '<li data-invitation="outsider" data-role="reviewer">' in html
+    assert 'data-member="outsider"' not in html  # invited, not a member until they accept
+    # The invited user accepts on their dashboard.
+    client.force_login(outsider)
+    dashboard = client.get("/").content.decode()
+    invitation = Invitation.objects.get(username="outsider")
+    assert f'data-invitation="{invitation.pk}"' in dashboard
+    response = client.post(f"/invitations/{invitation.pk}/accept/")
+    assert response["Location"] == f"/datasets/{dataset.slug}/"
+    assert dataset.role_of(outsider) == Role.REVIEWER
+    client.force_login(curator)
     client.post(f"{base}outsider/", {"role": "annotator"}, headers=HX)
     assert dataset.role_of(outsider) == Role.ANNOTATOR
     html = client.post(f"{base}outsider/remove/", headers=HX).content.decode()
@@ -270,10 +289,15 @@ def test_refusals_are_shown_in_the_members_section(client, curator, dataset):
     response = client.post(f"{base}curator/", {"role": "viewer"}, headers=HX)
     assert response.status_code == 409
     assert 'data-code="last-curator"' in response.content.decode()
-    response = client.post(base, {"username": "nobody", "role": "viewer"}, headers=HX)
-    assert response.status_code == 422
-    assert 'data-code="unknown-user"' in response.content.decode()
-    assert 'value="nobody"' in response.content.decode()  # what was typed is kept
+    response = client.post(base, {"username": "viewer", "role": "viewer"}, headers=HX)
+    assert response.status_code == 409
+    assert 'data-code="already-member"' in response.content.decode()
+    assert 'value="viewer"' in response.content.decode()  # what was typed is kept
+    # Nobody of that name: the same answer as for a real user (no username is learnt).
+    made_up = client.post(base, {"username": "nobody", "role": "viewer"}, headers=HX)
+    real = client.post(base, {"username": "outsider", "role": "viewer"}, headers=HX)
+    assert made_up.status_code == real.status_code == 200
+    assert 'data-testid="member-notice"' in made_up.content.decode()
 
 
 def test_a_curator_who_steps_down_loses_the_controls_at_once(client, curator, annotator, dataset):
@@ -297,7 +321,7 @@ def test_without_htmx_a_change_goes_back_to_the_dataset_page(client, curator, ou
     response = client.post(f"/datasets/{dataset.slug}/members/", {"username": "outsider"})
     assert response.status_code == 302
     assert response["Location"] == f"/datasets/{dataset.slug}/#members"
-    assert dataset.role_of(outsider) == Role.VIEWER
+    assert Invitation.objects.filter(dataset=dataset, username="outsider").exists()
 
 
 @pytest.mark.parametrize("who", ["annotator", "viewer"])

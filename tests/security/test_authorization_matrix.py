@@ -203,7 +203,7 @@ PK_OF = {
 def api(method, path, expected, body=None, query="", scoped=True, multipart=False):
     """``path`` as the OpenAPI schema spells it; its parameters are filled from the objects."""
     concrete = path.replace("{index}", "0").replace("{number}", "1")
-    concrete = concrete.replace("{username}", "viewer")
+    concrete = concrete.replace("{username}", "viewer").replace("{invitation_id}", "999999")
     for prefix, kind in PK_OF.items():
         if path.startswith(prefix):
             concrete = concrete.replace("{pk}", "{" + kind + "}")
@@ -275,6 +275,27 @@ MATRIX = [
         {"role": "annotator"},
     ),
     html("member-remove", "POST", "/datasets/{slug}/members/viewer/remove/", "403 403 403 302"),
+    html(
+        "invitation-withdraw",
+        "POST",
+        "/datasets/{slug}/invitations/away-curator/withdraw/",
+        "403 403 403 302",
+    ),
+    # Nobody has an invitation here: whoever asks, no such invitation for them.
+    html(
+        "invitation-accept",
+        "POST",
+        "/invitations/999999/accept/",
+        "302 404 404 404 404 404",
+        scoped=False,
+    ),
+    html(
+        "invitation-decline",
+        "POST",
+        "/invitations/999999/decline/",
+        "302 404 404 404 404 404",
+        scoped=False,
+    ),
     html(
         "dataset-import",
         "POST",
@@ -526,7 +547,12 @@ MATRIX = [
     api("get", "/datasets/{slug}/members", "200 200 200 200"),
     api("get", "/datasets/{slug}/member-changes", "200 200 200 200"),
     api("get", "/datasets/{slug}/edits", "200 200 200 200"),
-    api("post", "/datasets/{slug}/members", "403 403 403 201", {"username": "away-curator"}),
+    api("post", "/datasets/{slug}/members", "403 403 403 202", {"username": "away-curator"}),
+    api("get", "/datasets/{slug}/invitations", "403 403 403 200"),
+    api("delete", "/datasets/{slug}/invitations/{username}", "403 403 403 404"),
+    api("get", "/invitations", "401 200 200 200 200 200", scoped=False),
+    api("post", "/invitations/{invitation_id}/accept", "401 404 404 404 404 404", scoped=False),
+    api("post", "/invitations/{invitation_id}/decline", "401 404 404 404 404 404", scoped=False),
     api("patch", "/datasets/{slug}/members/{username}", "403 403 403 200", {"role": "annotator"}),
     api("delete", "/datasets/{slug}/members/{username}", "403 403 403 204"),
     api("get", "/datasets/{slug}/export", "403 200 200 200"),
