@@ -227,6 +227,14 @@ def _save(
 ) -> EditResult:
     """Save ``change`` applied to the messages at ``expected_version``; from a stale version,
     merged onto the stored messages when no message was changed by both."""
+    if transcript.version > expected_version:
+        # Known stale already (the row read has moved past it): the change goes to the merge,
+        # which applies it to the messages of that version (those read now are another
+        # version's: an index may not be there).
+        stale = refusal(transcript.pk, expected_version)
+        if isinstance(stale, ConflictError):
+            return _merged_save(transcript, change, stale, author, note)
+        raise stale
     messages = _current_messages(transcript, expected_version)
     change(messages)
     try:

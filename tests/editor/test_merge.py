@@ -158,3 +158,14 @@ def test_the_editor_says_it_merged_and_shows_theirs(client, weather, annotator, 
     assert "Theirs" in html and "Mine" in html  # the whole list, their edit included
     messages = fresh(weather).canonical().messages
     assert messages[2].content == "Mine" and messages[7].content == "Theirs"
+
+
+def test_a_stale_edit_of_a_message_they_deleted_is_a_conflict_not_a_missing_message(
+    weather, annotator, curator
+):
+    editing.delete_message(fresh(weather), 7, expected_version=1, author=curator)
+    # The request reads the transcript as it is now (version 2, seven messages).
+    with pytest.raises(ConflictError):
+        editing.edit_message(
+            fresh(weather), 7, {"content": "mine"}, expected_version=1, author=annotator
+        )
