@@ -87,8 +87,23 @@
   // A free-text answer is saved half a second after the typing stops, and any answer takes a
   // request: a submit sent meanwhile would hand the item in without it. The submit waits.
   const unsent = new Set(); // text questions typed in since their last save was sent
-  let inFlight = 0;
-  let waiting = [];
+  const sending = new Set(); // questions whose answer is on its way
+  let waiting = []; // submits held back until then
+
+  // Whether an answer is still to be sent or on its way (a question swapped out meanwhile,
+  // with its message, no longer counts: its answer's end never reaches the document).
+  function busy() {
+    for (const question of [...unsent, ...sending]) {
+      if (!question.isConnected) { unsent.delete(question); sending.delete(question); }
+    }
+    return unsent.size > 0 || sending.size > 0;
+  }
+  function release() {
+    if (busy() || !waiting.length) return;
+    const held = waiting;
+    waiting = [];
+    held.forEach((go) => go());
+  }
 
   document.addEventListener("input", (event) => {
     const question = closest(event.target, QUESTION);
@@ -97,25 +112,25 @@
   document.addEventListener("htmx:beforeRequest", (event) => {
     if (!event.detail.elt.matches || !event.detail.elt.matches(QUESTION)) return;
     unsent.delete(event.detail.elt);
-    inFlight += 1;
+    sending.add(event.detail.elt);
   });
   document.addEventListener("htmx:afterRequest", (event) => {
-    if (!event.detail.elt.matches || !event.detail.elt.matches(QUESTION)) return;
-    inFlight = Math.max(0, inFlight - 1);
-    if (!inFlight && !unsent.size) { waiting.forEach((go) => go()); waiting = []; }
+    sending.delete(event.detail.elt);
+    release();
   });
+  document.addEventListener("htmx:afterSettle", release);
   document.addEventListener("htmx:confirm", (event) => {
     const form = closest(event.detail.elt, "#queue-workspace form[data-move='submit']");
-    if (!form || (!inFlight && !unsent.size)) return;
+    if (!form || !busy()) return;
     event.preventDefault();
     // A typed answer is sent now rather than when its delay runs out (flush-answer is one of
     // its triggers in editor/labels.html).
-    unsent.forEach((question) => {
-      if (question.isConnected) question.dispatchEvent(new Event("flush-answer"));
-      else unsent.delete(question);
-    });
-    waiting.push(() => event.detail.issueRequest(true));
-    if (!inFlight && !unsent.size) { waiting.forEach((go) => go()); waiting = []; }
+    unsent.forEach((question) => question.dispatchEvent(new Event("flush-answer")));
+    let sent = false;
+    const go = () => { if (!sent) { sent = true; event.detail.issueRequest(true); } };
+    waiting.push(go);
+    setTimeout(go, 5000); // an answer that never comes back does not hold the item forever
+    release();
   });
 
   // --- the workspace: focus on the answer panel -------------------------------------------------
