@@ -139,3 +139,24 @@ def test_raw_mode_fix_of_a_changed_text_says_so(as_annotator, call):
     html = response.content.decode()
     assert 'data-code="fix-not-found"' in html
     assert 'id="source-text"' not in html  # the textarea is left as typed
+
+
+def test_a_fix_of_another_message_says_when_it_is_offered(as_annotator, call):
+    """While message 1 is edited, message 0's fix is named, not applied to a form that does
+    not hold message 0."""
+    html = validate(
+        as_annotator,
+        call,
+        1,
+        {
+            "version": 1,
+            "role": "tool",
+            "name": "functions.f",
+            "channel": "commentary",
+            "content": "{}",
+        },
+    ).content.decode()
+    items = re.findall(r'<li class="diagnostic[^>]*data-message-index="0">(.*?)</li>', html, re.S)
+    [item] = [found for found in items if "E-CALL-ID-MISSING" in found]
+    assert 'data-action="fix"' not in item
+    assert 'data-testid="fix-later"' in item and "your edit of message #1" in item
