@@ -39,7 +39,9 @@ from editor.models import (
     MembershipAction,
     MembershipChange,
     Role,
+    Transcript,
 )
+from editor.storage.purge import purge_transcripts
 
 # No username has one, and PostgreSQL refuses it in a query.
 NUL = "\x00"
@@ -94,6 +96,20 @@ def update_dataset(
             dataset.save(update_fields=[*changes, "updated_at"])
             DatasetEdit.objects.create(dataset=dataset, actor=author, changes=changes)
     return dataset
+
+
+def delete_dataset(dataset: Dataset, *, author) -> int:
+    """Delete ``dataset`` for good, with everything in it (curators): its transcripts in short
+    batches (``storage.purge``), then the rest; the number of transcripts deleted.
+
+    Its members go first, in their own transaction: from then on nobody but a superuser sees
+    the dataset, so nobody works on what is being deleted; a deletion cut short (a killed
+    process) is finished by deleting it again (superusers)."""
+    _require_curator(dataset, author, "Only a curator may delete this dataset.")
+    dataset.memberships.all().delete()
+    deleted = purge_transcripts(Transcript.all_objects.filter(dataset=dataset))
+    dataset.delete()
+    return deleted
 
 
 def edit_log(dataset: Dataset):

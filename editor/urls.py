@@ -29,6 +29,7 @@ urlpatterns = [
     path("datasets/", views.dataset_create, name="dataset-create"),
     path("datasets/<dataset:slug>/", views.dataset_detail, name="dataset"),
     path("datasets/<dataset:slug>/edit/", views.dataset_edit, name="dataset-edit"),
+    path("datasets/<dataset:slug>/delete/", views.dataset_delete, name="dataset-delete"),
     path("datasets/<dataset:slug>/members/", views.member_add, name="member-add"),
     path(
         "datasets/<dataset:slug>/invitations/<str:username>/withdraw/",

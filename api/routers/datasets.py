@@ -75,6 +75,18 @@ def update_dataset(request, slug: str, payload: DatasetUpdateIn):
     return visible_dataset(request.auth, slug, with_counts=True)
 
 
+@router.delete(
+    "/datasets/{slug}",
+    response={204: None, **errors(403, 404)},
+    summary="Delete a dataset for good, with everything in it (curators)",
+    description="Its transcripts, their revisions, labels and queue items, its schemas, "
+    "queues, tasks and members. Nothing can bring them back.",
+)
+def delete_dataset(request, slug: str):
+    membership.delete_dataset(visible_dataset(request.auth, slug), author=request.auth)
+    return Status(204, None)
+
+
 @router.get(
     "/datasets/{slug}/members",
     response={200: list[MemberOut], **errors(404)},

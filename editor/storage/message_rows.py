@@ -264,18 +264,25 @@ def connect() -> None:
 
 
 def _transcript_deleted(sender, instance, using, **kwargs) -> None:
+    unindex(using, [instance])
+
+
+def unindex(using: str, transcripts: list[Transcript]) -> None:
+    """Take the messages of ``transcripts`` (about to be deleted for good) out of the search
+    index, where the database does not keep it itself: one statement for them all."""
     searched = search.backend(using)
-    if not searched.writes_own_index:
+    if not searched.writes_own_index or not transcripts:
         return
+    by_id = {transcript.pk: transcript for transcript in transcripts}
     rows = (
         Message.objects.using(using)
-        .filter(transcript=instance)
-        .values_list("pk", "end_user_text", *Message.STORED_FIELDS)
+        .filter(transcript__in=list(by_id))
+        .values_list("transcript_id", "pk", "end_user_text", *Message.STORED_FIELDS)
     )
     searched.remove(
         connections[using],
         (
-            (pk, Message.canonical_of(stored, instance).content or "", end_user_text)
-            for pk, end_user_text, *stored in rows
+            (pk, Message.canonical_of(stored, by_id[owner]).content or "", end_user_text)
+            for owner, pk, end_user_text, *stored in rows
         ),
     )

@@ -209,6 +209,23 @@ def dataset_edit(request, slug):
     return redirect("dataset", slug=dataset.slug)
 
 
+@require_POST
+def dataset_delete(request, slug):
+    """Delete the dataset for good (curators), once its slug is typed to confirm."""
+    dataset = visible_dataset(request.user, slug)
+    if not dataset.user_can_curate:
+        raise PermissionDenied("Only a curator may delete this dataset.")
+    if request.POST.get("confirm", "").strip() != dataset.slug:
+        refusal = f"Type {dataset.slug} exactly to delete the dataset."
+        context = dataset_context(request, dataset, edit_open=True, delete_refusal=refusal)
+        return render(request, "editor/dataset.html", context, status=400)
+    deleted = membership.delete_dataset(dataset, author=request.user)
+    messages.success(
+        request, f"{dataset.name} is deleted, with its {deleted} transcript{'s' * (deleted != 1)}."
+    )
+    return redirect("dashboard")
+
+
 # --- members: each answers the members section (htmx) or goes back to the dataset page ----
 
 

@@ -11,6 +11,7 @@ ROUTES = {
     ("get", "/datasets/{slug}"): {401, 404},
     ("post", "/datasets"): {401, 409, 422},
     ("patch", "/datasets/{slug}"): {401, 403, 404, 422},
+    ("delete", "/datasets/{slug}"): {401, 403, 404},
     ("get", "/datasets/{slug}/members"): {401, 404},
     ("get", "/datasets/{slug}/member-changes"): {401, 404, 422},
     ("get", "/datasets/{slug}/edits"): {401, 404, 422},

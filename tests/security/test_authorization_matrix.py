@@ -260,6 +260,10 @@ MATRIX = [
         "403 403 403 302",
         {"name": "Renamed", "description": "", "default_spec": "openchatml-2.2"},
     ),
+    # The curator's cell: a wrong confirmation (400); the deletion itself is in the API's row.
+    html(
+        "dataset-delete", "POST", "/datasets/{slug}/delete/", "403 403 403 400", {"confirm": "no"}
+    ),
     html(
         "member-add",
         "POST",
@@ -544,6 +548,7 @@ MATRIX = [
         scoped=False,
     ),
     api("patch", "/datasets/{slug}", "403 403 403 200", {"name": "Renamed"}),
+    api("delete", "/datasets/{slug}", "403 403 403 204"),
     api("get", "/datasets/{slug}/members", "200 200 200 200"),
     api("get", "/datasets/{slug}/member-changes", "200 200 200 200"),
     api("get", "/datasets/{slug}/edits", "200 200 200 200"),
