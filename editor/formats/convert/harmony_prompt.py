@@ -139,26 +139,32 @@ def read_system_message(text: str) -> SystemSettings | None:
     return None
 
 
-# The lines of a system message in gpt-oss's format, in the order its renderer writes them
-# (each optional): identity, cutoff, date | reasoning | # Tools … | channels, function routing.
+# The lines of a system message in gpt-oss's format. Its renderer writes them in this order
+# (each optional): identity, cutoff, date | reasoning | # Tools … | channels, function routing;
+# chat templates and hand-written prompts vary the order and capitalisation.
 CUTOFF_PREFIX = "Knowledge cutoff: "
 CHANNELS_PREFIX = "# Valid channels: "
 ROUTING_PREFIX = "Calls to these tools must go to the commentary channel: "
 TOOLS_HEADING = "# Tools"
-SYSTEM_LINE_ORDER = (CUTOFF_PREFIX, DATE_PREFIX, REASONING_PREFIX, TOOLS_HEADING, CHANNELS_PREFIX)
-# A message is gpt-oss's only when it says one of these: an identity line alone is any prompt.
+# The lines that open a section (``# Tools`` is a line of its own)
+LINE_PREFIXES = (CUTOFF_PREFIX, DATE_PREFIX, REASONING_PREFIX, CHANNELS_PREFIX, ROUTING_PREFIX)
+# A message is gpt-oss's only when it says one of these (or declares built-in tools): an
+# identity line alone is any prompt.
 DISTINCTIVE = frozenset({CUTOFF_PREFIX, REASONING_PREFIX, CHANNELS_PREFIX})
 
 
 def is_system_message(text: str) -> bool:
-    """Whether ``text`` is a system message in gpt-oss's format: any subset of the sections
-    its renderer writes, in its order (identity line, ``Knowledge cutoff:``, ``Current
-    date:``; ``Reasoning: low|medium|high``; a ``# Tools`` section; ``# Valid channels: …``
-    and the ``functions`` routing line), separated by blank lines or not. Such a message is
-    *the* system message, whatever its settings: kept as written, never generated again
-    nor read as instructions."""
-    lines = text.split("\n")
-    seen: list[str] = []
+    """Whether ``text`` is a system message in gpt-oss's format: sections its renderer or its
+    chat template writes (identity line, ``Knowledge cutoff:``, ``Current date:``,
+    ``Reasoning: low|medium|high``, a ``# Tools`` section, ``# Valid channels: …``, the
+    ``functions`` routing line), each at most once, in any order and capitalisation,
+    separated by blank lines or not, with at least a cutoff, reasoning or channels line or a
+    ``# Tools`` section of built-in tools. Such a message is *the* system message, whatever
+    its settings and layout: kept as written, never generated again nor read as
+    instructions."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    seen: set[str] = set()
+    builtins = False
     at = 0 if _system_line_kind(lines[0]) else 1  # a first line of another kind: the identity
     while at < len(lines):
         line = lines[at]
@@ -166,25 +172,35 @@ def is_system_message(text: str) -> bool:
         if not line.strip():
             continue
         kind = _system_line_kind(line)
-        if kind is None or (
-            seen and SYSTEM_LINE_ORDER.index(kind) <= SYSTEM_LINE_ORDER.index(seen[-1])
-        ):
+        if kind is None or kind in seen:
             return False
-        if kind == REASONING_PREFIX and line.removeprefix(kind) not in REASONING_EFFORTS:
+        if kind == REASONING_PREFIX and _value(line, kind) not in REASONING_EFFORTS:
             return False
-        seen.append(kind)
-        if kind == TOOLS_HEADING:  # its namespaces run up to the channels line
-            while at < len(lines) and not lines[at].startswith(CHANNELS_PREFIX):
+        seen.add(kind)
+        if kind == TOOLS_HEADING:  # its namespaces run up to the next section of the message
+            namespaces = []
+            while at < len(lines) and _system_line_kind(lines[at]) is None:
+                if lines[at].startswith("## "):
+                    namespaces.append(lines[at][3:].strip())
                 at += 1
-        elif kind == CHANNELS_PREFIX and at < len(lines) and lines[at].startswith(ROUTING_PREFIX):
-            at += 1
-    return not DISTINCTIVE.isdisjoint(seen)
+            builtins = bool(namespaces) and set(namespaces) <= BUILTIN_NAMESPACES
+    return builtins or not DISTINCTIVE.isdisjoint(seen)
 
 
 def _system_line_kind(line: str) -> str | None:
-    if line == TOOLS_HEADING:
+    folded = line.strip().casefold()
+    if folded == TOOLS_HEADING.casefold():
         return TOOLS_HEADING
-    return next((prefix for prefix in SYSTEM_LINE_ORDER if line.startswith(prefix)), None)
+    return next((kind for kind in LINE_PREFIXES if folded.startswith(_folded(kind))), None)
+
+
+def _folded(prefix: str) -> str:
+    return prefix.casefold().rstrip()
+
+
+def _value(line: str, prefix: str) -> str:
+    """What a section line says after its prefix, in lower case."""
+    return line.strip().casefold().removeprefix(_folded(prefix)).strip()
 
 
 def _builtin_tools_section(rest: str) -> str | None:

@@ -24,6 +24,7 @@ Lifting (source → hub):
 | everything else | as is |
 | openai-messages ``reasoning_effort`` (low/medium/high), ``current_date`` | header ``generation_settings`` of the same names |
 | openai-messages ``add_generation_prompt`` (default true) | ``Hub.generation_prompt`` |
+| openai-messages message with reasoning and no text | ``Hub.beside_reasoning``: its empty content message, which ``convert.lower`` writes only where the message needs it |
 | a first system message that is exactly the gpt-oss one (``harmony_prompt.read_system_message``) | header ``generation_settings`` (``reasoning_effort``, ``current_date``); the message leaves the hub (stays when it declares built-in tools) |
 
 Generated call ids are ``call_1``, ``call_2``, … in call order; replies pair with calls in order.
@@ -38,6 +39,7 @@ from typing import Any
 
 from ..codecs import json_depth, v01body
 from ..codecs.bodytext import logical_text
+from ..codecs.jsonformats import group_turns, slot
 from ..model import CALL, END, RETURN, SEMANTIC_FIELDS, Message, Transcript
 from ..tools.schemas import declared_tools, function_list_tools
 from ..tools.typescript import parse_namespaces
@@ -92,6 +94,9 @@ class Hub:
     # openai-messages: whether the request asks for the assistant's next message (Harmony
     # writes that as the prompt `<|start|>assistant`); None for sources without the notion
     generation_prompt: bool | None = None
+    # openai-messages: the empty content of a JSON message that holds reasoning, by source
+    # index, with the index of that reasoning (``empty_beside_reasoning``)
+    beside_reasoning: dict[int, int] = dataclasses.field(default_factory=dict)
 
 
 def _copy(message: Message, **changes: Any) -> Message:
@@ -145,6 +150,7 @@ def lift(transcript: Transcript) -> Hub:
             hub.messages.append((out, i))
     if transcript.spec == OPENAI:
         _lift_request_settings(hub)
+        hub.beside_reasoning = empty_beside_reasoning(transcript.messages)
     _lift_gpt_oss_system(hub)
     return hub
 
@@ -179,6 +185,23 @@ def _lift_request_settings(hub: Hub) -> None:
     hub.generation_prompt = True
     if isinstance(hub.attrs.get(ADD_GENERATION_PROMPT), bool):
         hub.generation_prompt = hub.attrs.pop(ADD_GENERATION_PROMPT)
+
+
+def empty_beside_reasoning(messages: list[Message]) -> dict[int, int]:
+    """The reader makes a content message of every JSON message without tool calls, so
+    ``{"reasoning": "…", "content": ""}`` (or null, or no content) is an analysis message and an
+    empty one: index of each such empty message → index of its analysis. One JSON message
+    is as ``group_turns`` writes it (so an edited transcript's too)."""
+    index_of = {id(m): k for k, m in enumerate(messages)}
+    found: dict[int, int] = {}
+    for group in group_turns(messages):
+        reasoning = [m for m in group if slot(m) == 0]
+        content = [m for m in group if slot(m) == 1]
+        if reasoning and content:
+            empty = content[0]
+            if not empty.content and "content_parts" not in empty.attrs:
+                found[index_of[id(empty)]] = index_of[id(reasoning[0])]
+    return found
 
 
 def declares_functions(messages: list[Message], tools: list[dict[str, Any]]) -> bool:

@@ -234,6 +234,7 @@ class _Lowering:
             if position in self.pending:
                 self.loss(index, *self.pending.pop(position))
             self.message(message, index)
+        self.drop_empty_beside_reasoning()
         if self.to in OCM_FAMILY | {OPENAI}:
             self.number_calls()
         header = self.header()
@@ -255,11 +256,6 @@ class _Lowering:
 
     def message(self, m: Message, index: int) -> None:
         to = self.to
-        if m.attrs.get("content", "") is None and not m.content and to != OPENAI:
-            # openai-messages' `"content": null` with no call beside it: a message that says
-            # nothing, which no other spec writes without inventing an empty one.
-            self.loss(index, "message", f'"content": null with nothing else dropped ({to})')
-            return
         if self.hub.source == OPENAI and m.channel == "analysis" and not m.content:
             return  # `"reasoning": ""`: no reasoning at all, not an empty analysis message
         if m.end is None and to in NO_OPEN_MESSAGE:
@@ -314,6 +310,36 @@ class _Lowering:
         self.out.append(m)
         self.indices.append(index)
         self.source_of[id(m)] = index
+
+    def drop_empty_beside_reasoning(self) -> None:
+        """An openai-messages message that holds reasoning and no text (``"content": ""``,
+        null or none) is one message: its reasoning, as the inference engines write it, not an
+        analysis message and an empty final. The empty part stays only where its reasoning was
+        not written (``"reasoning": ""``, a target without analysis), so that the message is
+        never dropped, and where the next message would join that reasoning on the way back
+        (an assistant message that is not reasoning): there it is what separates the two."""
+        keep: list[int] = []
+        for k, m in enumerate(self.out):
+            analysis = self.hub.beside_reasoning.get(self.indices[k])
+            written = (
+                k > 0
+                and analysis is not None
+                and self.indices[k - 1] == analysis
+                and self.out[k - 1].channel == "analysis"
+            )
+            following = self.out[k + 1] if k + 1 < len(self.out) else None
+            joins = (
+                following is not None
+                and following.role == m.role
+                and following.channel != "analysis"
+            )
+            if written and not joins:
+                del self.source_of[id(m)]
+            else:
+                keep.append(k)
+        if len(keep) < len(self.out):
+            self.out = [self.out[k] for k in keep]
+            self.indices = [self.indices[k] for k in keep]
 
     def role(self, m: Message, index: int) -> Message:
         to = self.to
