@@ -136,7 +136,9 @@ def test_the_annotator_rendering_shows_every_message_in_the_toys_words(as_annota
     assert 'data-role="assistant" data-channel="" data-index="2" data-visible="true"' in html
     assert '<span class="badge field"><span class="label">line</span> 3</span>' in html
     assert f'<option value="{TOY}"' in html  # the export menu offers it too
-    end_user = as_annotator.get(f"/transcripts/{transcript.pk}/").content.decode()
+    end_user = as_annotator.get(
+        f"/transcripts/{transcript.pk}/", {"audience": "end_user"}
+    ).content.decode()
     assert "Be brief." not in end_user and "In Paris." in end_user
 
 
