@@ -297,6 +297,9 @@ def _keyboard_flow(dataset, curator) -> None:
         timed("decision (a) + the next", reviewer, "post",
               f"/assignments/{pending.pk}/review/", {"decision": "approve"})  # fmt: skip
 
+    statuses = set(queue.items.values_list("transcript__status", flat=True))
+    assert statuses == {"approved"}, statuses  # both submissions of each item approved
+
     per_item = {"annotating": 0.0, "reviewing": 0.0}
     for label, values in times.items():
         middle = statistics.median(values)

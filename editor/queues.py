@@ -363,9 +363,9 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
         submit_answers(
             assignment.item.transcript, user=user, questions=queue_questions(assignment.item.queue)
         )
-        _lock_item(assignment.item)
+        read = _lock_item(assignment.item)
         assignment = _move(assignment, "submit", submitted_at=now)
-        _follow_item(assignment.item, user, "submitted")
+        _follow_item(assignment, read, user, "submitted")
     return assignment
 
 
@@ -390,7 +390,7 @@ def review(
     check_storable_text(comment, "The comment")
     now = now or timezone.now()
     with transaction.atomic():
-        _lock_item(assignment.item)
+        read = _lock_item(assignment.item)
         assignment = _move(
             assignment,
             decision,
@@ -398,26 +398,44 @@ def review(
             reviewed_at=now,
             review_comment=comment.strip(),
         )
-        _follow_item(assignment.item, reviewer, f"review: {decision}")
+        _follow_item(assignment, read, reviewer, f"review: {decision}")
     return assignment
 
 
-def _lock_item(item: QueueItem) -> None:
-    """Moves on the assignments of one item take turns (PostgreSQL: a row lock; SQLite
-    serializes writers anyway), so that the last one reads the others' states as they are:
-    two approvals at once must not both see the other still waiting."""
-    QueueItem.objects.select_for_update().filter(pk=item.pk).first()
+@dataclass
+class _ItemAsRead:
+    """An item's assignments and its transcript's status as read under lock."""
+
+    states: dict[int, str]  # assignment id -> state
+    status: str
+    version: int
 
 
-def _follow_item(item: QueueItem, author, note: str) -> None:
-    """The transcript takes the status its item's submissions give it together
-    (``workflow.item_status``: approved once every required one is, rejected if any is)."""
-    states = QueueAssignment.objects.filter(item=item).values_list("state", flat=True)
-    status = workflow.item_status(states, required=item.queue.overlap)
-    transcript = item.transcript
-    # Another assignment's move may have changed it since it was read (save_transcript reads
-    # the rest of the row itself).
-    transcript.refresh_from_db(fields=["status", "version"])
+def _lock_item(item: QueueItem) -> _ItemAsRead:
+    """Moves on the assignments of one item take turns (PostgreSQL: their rows and the
+    transcript's are locked; SQLite serializes writers anyway), so that the last one sees the
+    others' states as they are: two approvals at once must not both see the other waiting.
+    One query: the states and the transcript's status and version (another assignment's move
+    may have changed it since this one was read)."""
+    rows = list(
+        QueueAssignment.objects.select_for_update()
+        .filter(item=item)
+        .values_list("pk", "state", "item__transcript__status", "item__transcript__version")
+    )
+    return _ItemAsRead({pk: state for pk, state, _, _ in rows}, rows[0][2], rows[0][3])
+
+
+def _follow_item(assignment: QueueAssignment, read: _ItemAsRead, author, note: str) -> None:
+    """The transcript takes the status the item's submissions give it together once
+    ``assignment`` moved (``workflow.item_status``: approved once every required one is,
+    rejected if any is)."""
+    states = {**read.states, assignment.pk: assignment.state}
+    status = workflow.item_status(states.values(), required=assignment.item.queue.overlap)
+    transcript = assignment.item.transcript
+    transcript.status, transcript.version = (
+        read.status,
+        read.version,
+    )  # save_transcript reads the rest
     _set_transcript_status(transcript, status, author, note)
 
 
