@@ -154,6 +154,53 @@ def test_reasoning_alone_before_an_assistant_answer_keeps_its_boundary():
     assert len(json.loads(back)["messages"]) == 3
 
 
+# --- an answer before a call of a later JSON message is no preamble -------------------------
+
+CALL_TURN = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    ],
+}
+FINAL_THEN_CALL = (
+    "<|start|>user<|message|>Go<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>Let me check.<|end|>"
+    "<|start|>assistant to=functions.f<|channel|>commentary <|constrain|>json<|message|>{}<|call|>"
+    "<|start|>functions.f to=assistant<|channel|>commentary<|message|>ok<|end|>"
+)
+
+
+def test_an_assistant_message_before_a_call_message_stays_apart():
+    """Text beside ``tool_calls`` is the call's preamble (commentary); an assistant message of
+    its own before a call message is an answer (final), and comes back as its own message."""
+    document = {
+        "messages": [
+            {"role": "user", "content": "Go"},
+            {"role": "assistant", "content": "Let me check."},
+            CALL_TURN,
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+        ],
+        "add_generation_prompt": False,
+    }
+    text, losses = _harmony(document)
+    assert text.endswith(FINAL_THEN_CALL) and losses == []
+    back, losses = convert(formats.parse(text, HARMONY)[0], OPENAI)
+    assert json.loads(back)["messages"] == document["messages"] and losses == []
+
+
+def test_a_harmony_final_before_a_call_is_not_made_a_preamble():
+    openai, losses = convert(formats.parse(FINAL_THEN_CALL, HARMONY)[0], OPENAI)
+    assert [m.get("tool_calls") is None for m in json.loads(openai)["messages"]] == [
+        True,
+        True,
+        False,
+        True,
+    ]
+    back, losses = convert(formats.parse(openai, OPENAI)[0], HARMONY)
+    assert back.endswith(FINAL_THEN_CALL) and losses == []
+
+
 # --- 3. gpt-oss's system message in another layout -----------------------------------------
 
 
@@ -216,10 +263,6 @@ def conversations(draw):
         elif kind == "assistant":
             messages.append(draw(assistant_message()))
         else:
-            if messages and messages[-1]["role"] == "assistant":
-                # an assistant message right before a call of its own is that call's
-                # preamble in Harmony, which joins the call on the way back: not these shapes
-                messages.append({"role": "user", "content": "Go on."})
             calls += 1  # numbered as conversion numbers them: Harmony has no call ids
             call = {"id": f"call_{calls}", "type": "function"}
             call["function"] = {"name": "f", "arguments": "{}"}

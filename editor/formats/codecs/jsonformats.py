@@ -42,6 +42,9 @@ LEGACY_FUNCTION_ROLE, LEGACY_FUNCTION_ROLE_ATTR = "function", "legacy_function_r
 PROSE_KEYS = frozenset({"role", "content"})
 PAIRED_ROLES = frozenset({"tool", LEGACY_FUNCTION_ROLE})  # replies: named after their call
 EXTRA = "json"  # attrs key: a JSON message's keys this mapping does not read, kept verbatim
+# attrs mark: the message ends its JSON message, what follows starts another (a conversion's
+# answer before a call of a later turn, which no position in a document tells apart)
+ENDS_MESSAGE = "ends_message"
 
 
 def recipient_for(name: str) -> str:
@@ -285,13 +288,15 @@ def slot(message: Message) -> int:
 def group_turns(messages: list[Message]) -> list[list[Message]]:
     """Runs of same-role messages that one JSON message holds (slots in increasing order).
     Messages read from two JSON messages stay in two, unless the first holds reasoning alone:
-    written alone, it would read back with an empty content message."""
+    written alone, it would read back with an empty content message. A message marked
+    ``ENDS_MESSAGE`` is the last of its group."""
     groups: list[list[Message]] = []
     for message in messages:
         if groups:
             last = groups[-1][-1]
             if (
-                last.role == message.role
+                not last.attrs.get(ENDS_MESSAGE)
+                and last.role == message.role
                 and (slot(last) < slot(message) or slot(last) == slot(message) == 2)
                 and (slot(last) == 0 or js.same_item(last, message, OPENAI))
             ):

@@ -97,6 +97,8 @@ class Hub:
     # openai-messages: the empty content of a JSON message that holds reasoning, by source
     # index, with the index of that reasoning (``empty_beside_reasoning``)
     beside_reasoning: dict[int, int] = dataclasses.field(default_factory=dict)
+    # openai-messages: the JSON message (its position) each source message was read from
+    json_message: list[int] = dataclasses.field(default_factory=list)
 
 
 def _copy(message: Message, **changes: Any) -> Message:
@@ -151,6 +153,11 @@ def lift(transcript: Transcript) -> Hub:
     if transcript.spec == OPENAI:
         _lift_request_settings(hub)
         hub.beside_reasoning = empty_beside_reasoning(transcript.messages)
+        hub.json_message = [
+            position
+            for position, group in enumerate(group_turns(transcript.messages))
+            for _ in group
+        ]
     _lift_gpt_oss_system(hub)
     return hub
 

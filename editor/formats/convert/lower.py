@@ -41,7 +41,7 @@ from typing import Any
 
 from ..codecs import json_depth
 from ..codecs.bodytext import written_text
-from ..codecs.jsonformats import declared_functions, tool_recipient
+from ..codecs.jsonformats import ENDS_MESSAGE, declared_functions, tool_recipient
 from ..codecs.scanner import TOKEN_RE
 from ..codecs.v01body import THOUGHT_KINDS, thought_text
 from ..model import CALL, END, RETURN, Message, Transcript, is_builtin
@@ -103,6 +103,7 @@ LAYOUT_ATTRS = frozenset(
         "name_written", "arguments_json", "reasoning_key", "from", "end_turn", "context", "content",
         "attr_order", "channel_attrs", "bare_content_type",  # 2.x attribute order and placement
         "format",  # MMS: lifted into recipient / content_type, rebuilt from them
+        ENDS_MESSAGE,  # openai-messages: where a JSON message ends, rebuilt when written
     }
 )  # fmt: skip
 VERSION = {OCM22: "2.2", OCM20: "2.0"}
@@ -299,8 +300,11 @@ class _Lowering:
             self.loss(index, "message", f"commentary message dropped ({to} has no channels)")
             return
         reply = is_reply(m)
+        answer = self.answers_before_call(m)
         m = self.role(m, index)
         m = self.fields(m, index, reply)
+        if answer:
+            m.attrs[ENDS_MESSAGE] = True
         if to == V01:
             m.content = self.v01_piece(m, index)
         elif to == SHAREGPT and is_call(m):
@@ -575,9 +579,30 @@ class _Lowering:
                 Message(role="assistant", content="", end=None, attrs={"header_only": True})
             )
 
+    def answers_before_call(self, m: Message) -> bool:
+        """To openai-messages from a token text: an assistant answer (final, or no channel:
+        2.x §5 rule 2) right before a call is a message of its own, not the call's preamble
+        (commentary), so it is not written into the call's JSON message."""
+        return (
+            self.to == OPENAI
+            and self.hub.source in TOKEN_2X
+            and m.role == "assistant"
+            and m.channel in (None, "final")
+            and not is_call(m)
+            and self.precedes_call()
+        )
+
     def precedes_call(self) -> bool:
+        """Whether the message being written comes right before a call of its own turn: from
+        openai-messages, a call of the same JSON message (text beside ``tool_calls``); an
+        assistant message of its own before a call is not that call's preamble."""
         following = self.hub.messages[self.position + 1 : self.position + 2]
-        return bool(following) and is_call(following[0][0])
+        if not following or not is_call(following[0][0]):
+            return False
+        if self.hub.source != OPENAI:
+            return True
+        here, there = self.hub.messages[self.position][1], following[0][1]
+        return self.hub.json_message[here] == self.hub.json_message[there]
 
     def is_last(self) -> bool:
         return self.position == len(self.hub.messages) - 1
