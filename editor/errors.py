@@ -218,6 +218,14 @@ class UnknownUser(DomainError):
     status = 422
 
 
+class FilterNotAllowed(DomainError):
+    """A list filtered by what the caller's role may not see (hidden parts, diagnostic codes,
+    label answers): its answer would tell what the role is not shown."""
+
+    code = "filter-not-allowed"
+    status = 403
+
+
 class InvalidUsername(DomainError):
     code = "invalid-username"
     status = 422

@@ -218,9 +218,9 @@ def decline_invitation(user, invitation_id: int) -> None:
 
 
 def _invitation_for(user, invitation_id: int) -> Invitation:
-    invitation = (
-        invitations_for(user).select_for_update(of=("self",)).filter(pk=invitation_id).first()
-    )
+    in_range = 0 < invitation_id < 2**63  # a larger one is no id (and no query can take it)
+    rows = invitations_for(user).select_for_update(of=("self",)).filter(pk=invitation_id)
+    invitation = rows.first() if in_range else None
     if invitation is None:
         raise NoSuchInvitation("No such invitation for you.")
     return invitation

@@ -165,7 +165,7 @@ def list_my_invitations(request):
 
 @router.post(
     "/invitations/{invitation_id}/accept",
-    response={200: MemberOut, **errors(404)},
+    response={200: MemberOut, **errors(404, 422)},
     summary="Accept an invitation: you become a member in the role it names",
 )
 def accept_invitation(request, invitation_id: int):
@@ -174,7 +174,7 @@ def accept_invitation(request, invitation_id: int):
 
 @router.post(
     "/invitations/{invitation_id}/decline",
-    response={204: None, **errors(404)},
+    response={204: None, **errors(404, 422)},
     summary="Decline an invitation",
 )
 def decline_invitation(request, invitation_id: int):

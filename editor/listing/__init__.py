@@ -20,10 +20,19 @@ from django.core.cache import cache
 from django.core.paginator import Page, Paginator
 
 from editor.db.json_items import ItemValues, rows_per_item_value
+from editor.errors import FilterNotAllowed
 from editor.formats.diagnostics import CODES
 from editor.listing import search
 from editor.listing.filters import DEFAULT_SORT
 from editor.models import Dataset, Transcript, TranscriptFilter, TranscriptQuerySet
+
+
+def hidden_filters(wanted: TranscriptFilter) -> list[str]:
+    """The filters of ``wanted`` that tell what the end user is not shown: kinds of hidden
+    message (``has``), diagnostic codes (they point into hidden parts) and label answers
+    (which only the roles that label may read). A count of errors names no part: allowed."""
+    used = {"has": bool(wanted.contains), "code": bool(wanted.code), "label": bool(wanted.label)}
+    return [name for name, present in used.items() if present]
 
 
 @dataclass(frozen=True)
@@ -35,8 +44,22 @@ class TranscriptList:
 
     @classmethod
     def of(cls, dataset: Dataset, user, wanted: TranscriptFilter, **options) -> TranscriptList:
-        """The list ``user`` asks for: their words searched where their role may see."""
-        return cls(dataset, replace(wanted, search_hidden=dataset.sees_hidden(user)), **options)
+        """The list ``user`` asks for: their words searched where their role may see; a filter
+        on what the role may not see is refused (``FilterNotAllowed``)."""
+        sees_hidden = dataset.sees_hidden(user)
+        refused = [] if sees_hidden else hidden_filters(wanted)
+        if refused:
+            raise FilterNotAllowed(
+                f"Your role sees what the end user sees only: filtering by {', '.join(refused)}"
+                " would tell what it does not show.",
+                details={"filters": refused},
+            )
+        return cls(dataset, replace(wanted, search_hidden=sees_hidden), **options)
+
+    @property
+    def shows_diagnostics(self) -> bool:
+        """Whether the rows may carry their diagnostic codes (they point into hidden parts)."""
+        return self.wanted.search_hidden
 
     def _all(self) -> TranscriptQuerySet:
         if self.deleted:
@@ -51,11 +74,9 @@ class TranscriptList:
     def page(self, number, per_page: int) -> Page:
         """Page ``number`` as the dataset page shows it (with snippets when searching), each
         row with its diagnostic codes (``diagnostic_codes``: ``(code, severity)`` pairs)."""
-        rows = (
-            self.rows()
-            .select_related("updated_by")
-            .annotate(codes=ItemValues("diagnostics", "code"))
-        )
+        rows = self.rows().select_related("updated_by")
+        if self.shows_diagnostics:
+            rows = rows.annotate(codes=ItemValues("diagnostics", "code"))
         if not self.wanted.text:
             page = Paginator(rows, per_page).get_page(number)
         else:
@@ -66,7 +87,7 @@ class TranscriptList:
         for row in page.object_list:
             row.diagnostic_codes = [
                 (code, CODES[code].severity if code in CODES else "error")
-                for code in (row.codes or "").split()
+                for code in (getattr(row, "codes", None) or "").split()
             ]
         return page
 
@@ -95,7 +116,7 @@ class TranscriptList:
         sets ``updated_at``; one step down an index) and ``matches`` (a transcript gone).
         None while words are searched: that count would cost what finding every match of the
         words costs (the page estimates it instead)."""
-        if self.wanted.text:
+        if self.wanted.text or not self.shows_diagnostics:
             return None
         newest = (
             Transcript.all_objects.filter(dataset=self.dataset)

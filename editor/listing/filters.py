@@ -39,15 +39,28 @@ class TranscriptFilterForm(forms.Form):
     An invalid value is reported next to its field and ignored; the others still apply.
     """
 
-    def __init__(self, *args, dataset: Dataset, **kwargs):
+    # Offered only to the roles that see hidden parts (``listing.hidden_filters``).
+    HIDDEN_FIELDS = ("has", "code", "label")
+
+    def __init__(self, *args, dataset: Dataset, sees_hidden: bool = True, **kwargs):
         super().__init__(*args, auto_id="filter_%s", **kwargs)
-        self.label_questions = pickable_questions(dataset)
+        self.sees_hidden = sees_hidden
+        self.label_questions = pickable_questions(dataset) if sees_hidden else []
         # Without questions to pick from, any label is refused (a bulk action "on everything
         # matching" must never widen to everything); the page shows the field only with some.
         self.fields["label"].choices = [
             ("", "any label"),
             *filter_choices(self.label_questions),
         ]
+        if not sees_hidden:
+            for name in self.HIDDEN_FIELDS:
+                del self.fields[name]
+
+    def ignored(self) -> list[str]:
+        """The filters asked for that this role is not offered (and that are left out)."""
+        if self.sees_hidden:
+            return []
+        return [name for name in self.HIDDEN_FIELDS if self.data.get(name)]
 
     q = forms.CharField(
         required=False,

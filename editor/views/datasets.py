@@ -100,7 +100,9 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     """Everything the dataset page shows: a page of the filtered transcripts, the members,
     the import, export and edit forms (``overrides`` replace a form to show its errors)."""
     page_path = reverse("dataset", args=[dataset.slug])
-    filters = TranscriptFilterForm(request.GET, dataset=dataset)
+    filters = TranscriptFilterForm(
+        request.GET, dataset=dataset, sees_hidden=dataset.sees_hidden(request.user)
+    )
     filters.is_valid()  # invalid fields are shown with their error and ignored
     sort = filters.sort_key()
     listed = TranscriptList.of(dataset, request.user, filters.to_filter(), sort=sort)
@@ -113,6 +115,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "filter_form": filters,
         "page": page,
         "code_facet": code_facet,
+        "ignored_filters": filters.ignored(),
         "known_codes": filter_forms.known_codes(),
         "page_links": _page_links(request, page_path, page),
         "sort_links": _sort_links(request, page_path, sort),

@@ -257,3 +257,7 @@ def test_an_invitation_is_declined_or_answered_only_by_its_user(
 def test_only_curators_see_a_datasets_invitations(dataset, annotator):
     client = api_client_for(annotator)
     assert_error(client.get(f"/datasets/{dataset.slug}/invitations"), 403, "forbidden")
+
+
+def test_an_invitation_id_out_of_any_range_is_a_404(as_outsider):
+    assert_error(as_outsider.post(f"/invitations/{2**70}/accept"), 404, "not-found")

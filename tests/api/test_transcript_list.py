@@ -38,8 +38,29 @@ def titles(response) -> set[str]:
         ),
     ],
 )
-def test_filters(as_viewer, dataset, varied, params, expected):
-    assert titles(as_viewer.get(f"/datasets/{dataset.slug}/transcripts", params)) == expected
+def test_filters(as_annotator, dataset, varied, params, expected):
+    assert titles(as_annotator.get(f"/datasets/{dataset.slug}/transcripts", params)) == expected
+
+
+@pytest.mark.parametrize(
+    ("params", "refused"),
+    [
+        ({"has": "analysis"}, ["has"]),
+        ({"code": "W-HEADER-MISSING"}, ["code"]),
+        ({"has": "system_prompt", "code": "E-STREAM-TRUNCATED"}, ["has", "code"]),
+    ],
+)
+def test_a_viewer_may_not_filter_by_what_they_are_not_shown(
+    as_viewer, dataset, varied, params, refused
+):
+    response = as_viewer.get(f"/datasets/{dataset.slug}/transcripts", params)
+    body = assert_error(response, 403, "filter-not-allowed")
+    assert body["details"] == {"filters": refused}
+    # What a count of errors says names no part: allowed.
+    assert (
+        as_viewer.get(f"/datasets/{dataset.slug}/transcripts", {"has_errors": "true"}).status_code
+        == 200
+    )
 
 
 def test_sort_and_message_count(as_viewer, dataset, varied):

@@ -21,7 +21,7 @@ def facet(html: str) -> dict[str, int]:
 
 
 def test_code_counts_count_transcripts_not_diagnostics(varied):
-    listed = TranscriptList(varied["plain"].dataset, TranscriptFilter())
+    listed = TranscriptList(varied["plain"].dataset, TranscriptFilter(search_hidden=True))
     counts = dict(listed.code_counts(5))
     assert counts["E-STREAM-TRUNCATED"] == 1
     assert counts["W-HEADER-MISSING"] == 1
@@ -36,10 +36,17 @@ def test_code_counts_count_transcripts_not_diagnostics(varied):
 
 def test_code_counts_follow_the_filters(varied):
     dataset = varied["plain"].dataset
-    only_errors = TranscriptList(dataset, TranscriptFilter(has_errors=True)).code_counts(1)
+    only_errors = TranscriptList(
+        dataset, TranscriptFilter(has_errors=True, search_hidden=True)
+    ).code_counts(1)
     assert "E-STREAM-TRUNCATED" in dict(only_errors)
     assert "W-HEADER-MISSING" not in dict(only_errors)
-    assert TranscriptList(dataset, TranscriptFilter(code="E-NO-SUCH")).code_counts(0) == []
+    assert (
+        TranscriptList(dataset, TranscriptFilter(code="E-NO-SUCH", search_hidden=True)).code_counts(
+            0
+        )
+        == []
+    )
 
 
 def test_an_empty_set_has_no_codes():

@@ -162,10 +162,23 @@ def test_sort_links_flip_the_direction(client, viewer, dataset, varied):
         ),
     ],
 )
-def test_each_filter_in_the_query_string(client, viewer, dataset, varied, query, titles):
-    client.force_login(viewer)
+def test_each_filter_in_the_query_string(client, annotator, dataset, varied, query, titles):
+    client.force_login(annotator)
     html = client.get(f"/datasets/{dataset.slug}/?{query}").content.decode()
     assert set(row_ids(html)) == {varied[title].pk for title in titles}
+
+
+@pytest.mark.parametrize("query", ["code=W-HEADER-MISSING", "has=analysis", "has=tool_calls"])
+def test_a_viewer_cannot_filter_by_what_they_are_not_shown(client, viewer, dataset, varied, query):
+    """Which transcripts hold hidden parts or which codes point into them would be told by the
+    rows a filter leaves: for a viewer the filter is left out, and the page says so."""
+    client.force_login(viewer)
+    html = client.get(f"/datasets/{dataset.slug}/?{query}").content.decode()
+    assert set(row_ids(html)) == {t.pk for t in varied.values()}
+    assert 'data-code="filter-not-allowed"' in html
+    assert 'name="has"' not in html and 'name="code"' not in html
+    assert 'data-testid="code-facet"' not in html
+    assert 'class="code-badge' not in html  # the rows' codes: what the diagnostics point at
 
 
 def test_an_invalid_filter_is_shown_and_ignored(client, viewer, dataset, varied):
