@@ -1,5 +1,6 @@
-// The queue pages' keys. The annotator's workspace (templates/editor/queue.html): number keys
-// answer the question you are on, Ctrl+Enter submits the item from any field, s skips; the
+// The queue pages' keys, and the number keys of the transcript page. The annotator's workspace
+// (templates/editor/queue.html) and the transcript page: number keys answer the question you
+// are on; in the workspace, Ctrl+Enter submits the item from any field, s skips; the
 // transcript's own keys (j/k, e, v, g …) stay in editor.js, which the page loads first, and a
 // key editor.js has taken (preventDefault) is not taken again here. The review page
 // (templates/editor/queue_review.html): a approves, r rejects (the comment first), n goes on.
@@ -9,8 +10,11 @@
   // A radio button or a checkbox is not a text field: number keys and s still work there.
   const TEXT_FIELD = "textarea, select, [contenteditable=''], [contenteditable='true'], "
     + "input:not([type=radio]):not([type=checkbox]):not([type=button]):not([type=submit]):not([type=reset])";
-  const QUESTION = "#queue-workspace fieldset.question";
-  const MESSAGE = "#queue-workspace .message";
+  // Where number keys answer: the queue's workspace, and the transcript page (its questions
+  // beside the messages and on them), which loads this file too.
+  const ANSWERING = "#queue-workspace, [data-answering]";
+  const QUESTION = ":is(#queue-workspace, [data-answering]) fieldset.question";
+  const MESSAGE = ":is(#queue-workspace, [data-answering]) .message";
 
   const byId = (id) => document.getElementById(id);
   const inTextField = (el) => Boolean(el && el.closest && el.closest(TEXT_FIELD));
@@ -203,8 +207,9 @@
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented) return;
     if (byId("review-workspace") && reviewKey(event)) return;
-    if (!byId("queue-workspace")) return;
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    const inQueue = Boolean(byId("queue-workspace"));
+    if (!inQueue && !document.querySelector(ANSWERING)) return;
+    if (inQueue && event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       // editor.js saves a message being edited (and took the key); anywhere else, even in the
       // free-text answer, Ctrl+Enter submits the item.
       if (closest(event.target, "form.message.editing, #source-form")) return;
@@ -212,7 +217,7 @@
       if (submit) { event.preventDefault(); activate(submit); }
       return;
     }
-    if (event.key === "Escape" && !inTextField(event.target)
+    if (inQueue && event.key === "Escape" && !inTextField(event.target)
         && (closest(event.target, QUESTION) || closest(event.target, MESSAGE))) {
       // Back to the answer panel: the number keys answer the first required question again.
       event.preventDefault();
@@ -224,7 +229,7 @@
       if (pickOption(event.key)) event.preventDefault();
       return;
     }
-    if (event.key === "s") {
+    if (inQueue && event.key === "s") {
       const skip = document.querySelector("#queue-workspace [data-action='skip']");
       if (skip) { event.preventDefault(); activate(skip); }
     }
@@ -232,7 +237,7 @@
 
   function start() {
     const active = document.activeElement;
-    if (!active || active === document.body) startItem();
+    if (byId("queue-workspace") && (!active || active === document.body)) startItem();
     const decision = byId("review-decision");
     if (decision) decision.focus({ preventScroll: true });
   }

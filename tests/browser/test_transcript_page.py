@@ -7,6 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from playwright.sync_api import expect
 
+from tests.browser.conftest import settled
+
 
 @pytest.fixture
 def logged_in(live_server, page, transactional_db):
@@ -94,3 +96,57 @@ def test_an_annotator_answers_whole_transcript_questions_on_the_transcript_page(
     page.reload()
     expect(page.locator('#questions [data-question="usable"] input[value="no"]')).to_be_checked()
     assert console_errors == []
+
+
+def test_number_keys_answer_on_the_transcript_page_too(live_server, page, transactional_db):
+    """With the focus nowhere, a number key answers the first unanswered required question (the
+    whole transcript's here, not the first message's), as in a queue."""
+    from editor.labels import create_label_schema
+    from editor.models import Annotation, Dataset, Membership, Role
+    from editor.storage.create import create_transcript
+    from tests.editor.samples import conversation
+
+    dataset = Dataset.objects.create(name="Support", slug="support")
+    users = get_user_model().objects
+    user = users.create_user("ann", password="a-long-test-password")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.ANNOTATOR)
+    curator = users.create_user("cur")
+    Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
+    transcript = create_transcript(dataset, author=user, text=conversation(), spec="openchatml-2.2")
+    options = [
+        {"value": "yes", "label": "Yes", "key": "1"},
+        {"value": "no", "label": "No", "key": "2"},
+    ]
+    create_label_schema(
+        dataset,
+        author=curator,
+        name="Both",
+        questions=[
+            {
+                "key": "usable",
+                "kind": "choice",
+                "prompt": "Usable?",
+                "required": True,
+                "options": options,
+            },
+            {
+                "key": "right",
+                "kind": "choice",
+                "prompt": "Right?",
+                "applies_to": "message",
+                "roles": ["assistant"],
+                "options": options,
+            },
+        ],
+    )
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill("ann")
+    page.get_by_label("Password").fill("a-long-test-password")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/transcripts/{transcript.pk}/")
+    settled(page)
+    page.keyboard.press("2")
+    usable = page.locator('#questions [data-question="usable"]')
+    expect(usable.locator('input[value="no"]')).to_be_checked()
+    expect(usable.locator(".answer-status")).to_have_text("saved")
+    assert Annotation.objects.get(question="usable").value == "no"
