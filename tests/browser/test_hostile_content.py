@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from editor import labels, queues
+from editor.editing import edit_message
 from editor.models import Dataset, Membership, Role, Transcript
 from editor.storage.create import create_transcript
 from editor.storage.save import save_transcript
@@ -167,14 +168,24 @@ def test_a_curator_sees_hostile_content_inert_everywhere(
     page.locator('#message-1 [data-action="edit"]').click()
     settled(page)
     current = Transcript.objects.get(pk=transcript.pk)
-    save_transcript(
-        current, expected_version=current.version, author=users["cur"], title="Meanwhile"
-    )
+    # The same message (another one's change would be merged, not a conflict).
+    original = current.stored_messages()[1].content
+    theirs = edit_message(
+        current,
+        1,
+        {"content": f"theirs {XSS}"},
+        expected_version=current.version,
+        author=users["cur"],
+    ).transcript
     page.locator('#message-1 textarea[name="content"]').fill(f"mine {XSS}")
     page.locator('#message-1 [data-action="save"]').click()
     expect(page.locator("[data-conflict]")).to_be_visible()
     assert page.locator(FORBIDDEN).count() == 0
     snap(page, screenshot, "conflict")
+    # Theirs taken back: the text ends as it came, for the byte-for-byte check below.
+    edit_message(
+        theirs, 1, {"content": original}, expected_version=theirs.version, author=users["cur"]
+    )
 
     # The import report: a file and a line whose names and errors carry markup.
     bad_line = json.dumps({"id": XSS, "spec": XSS, "text": XSS})
