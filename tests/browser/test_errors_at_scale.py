@@ -204,6 +204,7 @@ def test_quick_fixes_in_raw_mode(page, live_server, ann, console_errors):
         dataset, text=CALL_WITHOUT_ID, spec="openchatml-2.2", author=user, title="Call"
     )
     log_in(page, live_server, f"/transcripts/{call.pk}/source/")
+    settled(page)  # typed before htmx takes the editor over, the text would validate nothing
     source = page.locator("#source-text")
     source.press("Control+End")
     source.press_sequentially("\n")
