@@ -152,7 +152,7 @@ def code_facet(counts: list[tuple[str, int]] | None, query: QueryDict, path: str
             code=code,
             severity=CODES[code].severity if code in CODES else "error",
             count=count,
-            url=_with(query, path, code=None if code == current else code),
+            url=url_with(query, path, code=None if code == current else code, page=None),
             active=code == current,
         )
         for code, count in counts
@@ -164,13 +164,12 @@ def known_codes() -> list[str]:
     return sorted(CODES)
 
 
-def _with(query: QueryDict, path: str, **changes) -> str:
-    """``path`` with ``query`` minus its empty values and its page, with ``changes`` (None
-    removes a parameter)."""
+def url_with(query: QueryDict, path: str, **changes) -> str:
+    """``path`` with ``query`` minus its empty values, with ``changes`` (None removes a
+    parameter): a link of the dataset page that keeps its other filters."""
     params = QueryDict(mutable=True)
     for name, values in query.lists():
-        if name != "page":
-            params.setlist(name, [value for value in values if value])
+        params.setlist(name, [value for value in values if value])
     for name, value in changes.items():
         params.pop(name, None)
         if value is not None:

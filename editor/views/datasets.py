@@ -158,17 +158,8 @@ def _without_query(request):
 
 
 def _url(request, path: str, **changes) -> str:
-    """``path`` with this request's query string, without empty parameters, with ``changes``
-    (None removes a parameter)."""
-    params = QueryDict(mutable=True)
-    for name, values in request.GET.lists():
-        params.setlist(name, [value for value in values if value])
-    for name, value in changes.items():
-        params.pop(name, None)
-        if value is not None:
-            params[name] = value
-    query = params.urlencode()
-    return f"{path}?{query}" if query else path
+    """``path`` with this request's query string, without empty parameters, with ``changes``."""
+    return filter_forms.url_with(request.GET, path, **changes)
 
 
 def _page_links(request, path: str, page) -> dict[str, str]:
