@@ -74,15 +74,21 @@ def transcript_context(
 WORKSPACES = frozenset({"queue"})
 
 
+def _asking_page(path: str | None):
+    """The URL pattern match of the page at ``path``, or None."""
+    if not path:
+        return None
+    try:
+        return resolve(urlsplit(path).path)
+    except Resolver404:
+        return None
+
+
 def _questions_of_the_workspace(request, transcript: Transcript) -> list | None:
     """The questions about messages that the queue showing ``transcript`` asks, when a queue
     page asks (itself, or an htmx request from it); None elsewhere: every active one."""
-    path = request.htmx.current_url_abs_path if request.htmx else request.path
-    try:
-        match = resolve(urlsplit(path or "").path)
-    except Resolver404:
-        return None
-    if match.url_name != "queue":
+    match = _asking_page(request.htmx.current_url_abs_path if request.htmx else request.path)
+    if match is None or match.url_name != "queue":
         return None
     queue = ReviewQueue.objects.filter(pk=match.kwargs["pk"], dataset=transcript.dataset_id).first()
     return queues.queue_questions(queue, "message") if queue is not None else None
@@ -92,13 +98,8 @@ def _asked_from_a_workspace(request) -> bool:
     """Whether the page asking (htmx names it in ``HX-Current-URL``) is a workspace: its
     answers then leave out the transcript page's panels, which would find no place there
     (htmx reports each as an error)."""
-    path = request.htmx.current_url_abs_path if request.htmx else None
-    if not path:
-        return False
-    try:
-        return resolve(urlsplit(path).path).url_name in WORKSPACES
-    except Resolver404:
-        return False
+    match = _asking_page(request.htmx.current_url_abs_path if request.htmx else None)
+    return match is not None and match.url_name in WORKSPACES
 
 
 @require_GET

@@ -78,7 +78,9 @@ def test_the_worker_survives_a_locked_database_and_then_runs_the_queued_import(
     dataset, annotator, tmp_path
 ):
     if connection.vendor != "sqlite":
-        pytest.skip("SQLite's write lock")
+        # PostgreSQL has no database-wide write lock to hold; its transient error, a dropped
+        # connection, is the test of the poll below.
+        pytest.skip("SQLite's database-wide write lock: PostgreSQL has none")
     task = queue_import(dataset, annotator)
     path = database_file(tmp_path)
     holder = sqlite3.connect(path, isolation_level=None)
