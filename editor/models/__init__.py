@@ -34,6 +34,13 @@ from editor.models.messages import (
     Message,
     MessageQuerySet,
 )
+from editor.models.pairs import (
+    Alternative,
+    AlternativeSource,
+    PairSource,
+    PreferencePair,
+    PreferencePairQuerySet,
+)
 from editor.models.preferences import UserPreference
 from editor.models.queues import (
     AssignmentState,
@@ -58,6 +65,10 @@ from editor.models.tasks import (
     TaskStatus,
     TaskWorker,
     TrackedTask,
+)
+from editor.models.tokenizers import (
+    DatasetTokenizer,
+    TokenizerKind,
 )
 from editor.models.tokens import (
     ApiToken,
@@ -91,6 +102,8 @@ __all__ = [
     "SPEC_CHOICES",
     "TRANSCRIPT_SORTS",
     "AllTranscriptsManager",
+    "Alternative",
+    "AlternativeSource",
     "AnchorState",
     "Annotation",
     "AnnotationQuerySet",
@@ -103,6 +116,7 @@ __all__ = [
     "Dataset",
     "DatasetEdit",
     "DatasetQuerySet",
+    "DatasetTokenizer",
     "ExportTask",
     "HistoryBroken",
     "ImportTask",
@@ -116,6 +130,9 @@ __all__ = [
     "MembershipChange",
     "Message",
     "MessageQuerySet",
+    "PairSource",
+    "PreferencePair",
+    "PreferencePairQuerySet",
     "QueueAssignment",
     "QueueItem",
     "ReviewQueue",
@@ -126,6 +143,7 @@ __all__ = [
     "Status",
     "TaskStatus",
     "TaskWorker",
+    "TokenizerKind",
     "TrackedTask",
     "Transcript",
     "TranscriptFilter",

@@ -359,6 +359,12 @@ class Transcript(models.Model):
     has_tool_calls = models.BooleanField(default=False)
     has_analysis = models.BooleanField(default=False)
     has_system_prompt = models.BooleanField(default=False)
+    # Tokens under the dataset's tokenizer (``editor.tokens``): the total, for the list's
+    # sort and "over N tokens" filter, and {"tokenizer": key, "version": n, "messages": [...],
+    # "channels": {...}} for the transcript page. Null when the dataset names no tokenizer or
+    # the count is not made yet.
+    token_count = models.PositiveIntegerField(null=True, blank=True)
+    token_counts = models.JSONField(encoder=CompactJSONEncoder, null=True, blank=True)
     deleted_at = models.DateTimeField(null=True, blank=True)
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -426,6 +432,7 @@ class Transcript(models.Model):
             # into the transcripts in that order (editor.listing.search.search_page).
             models.Index(fields=["dataset", "title"], name="transcript_title_idx"),
             models.Index(fields=["dataset", "message_count"], name="transcript_messages_idx"),
+            models.Index(fields=["dataset", "token_count"], name="transcript_tokens_idx"),
             *_where_set("transcript", "created_by", "updated_by", "deleted_by"),
         ]
 

@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from editor.models import Annotation, Message, QueueAssignment, QueueItem, Revision, Transcript
+from editor.models import (
+    Alternative,
+    Annotation,
+    Message,
+    PreferencePair,
+    QueueAssignment,
+    QueueItem,
+    Revision,
+    Transcript,
+)
 from editor.storage.message_rows import unindex
 
 # Transcripts per transaction: ~0.1 s of writing each on SQLite (docs/performance.md).
@@ -25,6 +34,8 @@ ROWS_OF_TRANSCRIPTS = (
     (QueueAssignment, "item__transcript__in"),
     (QueueItem, "transcript__in"),
     (Annotation, "transcript__in"),
+    (PreferencePair, "transcript__in"),  # before Revision: a pair points at its revision
+    (Alternative, "transcript__in"),
     (Message, "transcript__in"),
     (Revision, "transcript__in"),
 )
