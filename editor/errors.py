@@ -30,6 +30,14 @@ class InvalidContent(DomainError):
     status = 422
 
 
+class TranscriptTooLarge(InvalidContent):
+    """More bytes or messages than one transcript may hold (``OCM_MAX_TRANSCRIPT_BYTES``,
+    ``OCM_MAX_TRANSCRIPT_MESSAGES``): refused before it is parsed or stored, wherever it comes
+    from (create, save, raw mode, import)."""
+
+    code = "transcript-too-large"
+
+
 class NotAllowed(DomainError):
     code = "forbidden"
     status = 403

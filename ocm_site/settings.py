@@ -192,6 +192,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # a 413 (editor.views.errors, api.errors). Fields and files per request: Django's defaults
 # (DATA_UPLOAD_MAX_NUMBER_FIELDS 1000, DATA_UPLOAD_MAX_NUMBER_FILES 100).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
+# One transcript, wherever it comes from (create, save, raw mode, an import's item), holds at
+# most this many bytes of source text and this many messages; more is refused with
+# ``transcript-too-large`` before it is parsed or stored (editor.storage.content).
+OCM_MAX_TRANSCRIPT_BYTES = int(os.environ.get("OCM_MAX_TRANSCRIPT_BYTES", str(32 * 1024**2)))
+OCM_MAX_TRANSCRIPT_MESSAGES = int(os.environ.get("OCM_MAX_TRANSCRIPT_MESSAGES", "50000"))
 # Any request body, uploads included, is at most this (editor.middleware: 413 unread).
 OCM_MAX_UPLOAD_BYTES = int(os.environ.get("OCM_MAX_UPLOAD_BYTES", str(2 * 1024**3)))
 

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from django.conf import settings
+
 from editor import formats
 from editor.db.storable import check_storable_text
 from editor.errors import (
     InvalidContent,
+    TranscriptTooLarge,
 )
 from editor.formats.diagnostics import ERROR, WARNING
 from editor.formats.model import HEADER_FIELDS, SEMANTIC_FIELDS, TERMINATORS
@@ -71,7 +74,9 @@ class TranscriptContent:
                     code="undetectable-spec",
                 )
         _check_spec(spec)
+        check_size(text)
         result = formats.parse(text, spec)
+        check_message_count(len(result.transcript.messages))
         return cls(
             canonical=result.transcript,
             source_text=text,
@@ -86,6 +91,7 @@ class TranscriptContent:
         """Write ``canonical`` as text, keeping the bytes of every message it shares with
         ``previous_text`` (same spec): only edited messages get new bytes."""
         _check_spec(canonical.spec)
+        check_message_count(len(canonical.messages))
         canonical = _without_layout(canonical)
         draft = canonical
         if previous_text and previous_spec == canonical.spec:
@@ -98,6 +104,7 @@ class TranscriptContent:
                 layout=old.layout,
             )
         text = formats.serialize(draft)
+        check_size(text)
         result = formats.parse(text, canonical.spec)
         if result.transcript != canonical and draft is not canonical:
             # The old layout could not carry this edit (a header rewritten, say): write the
@@ -150,6 +157,30 @@ class TranscriptContent:
             transcript.header == self.canonical.header
             and transcript.attrs == self.canonical.attrs
             and list(messages) == list(self.canonical.messages)
+        )
+
+
+def check_size(text: str) -> None:
+    """Refuse a source text of more than ``OCM_MAX_TRANSCRIPT_BYTES`` (UTF-8), before it is
+    parsed: one transcript must not hold a web worker's memory and time (docs/security.md)."""
+    limit = settings.OCM_MAX_TRANSCRIPT_BYTES
+    # A character is at most 4 bytes: most texts are judged without encoding them.
+    if len(text) * 4 <= limit or (len(text) <= limit and len(text.encode()) <= limit):
+        return
+    raise TranscriptTooLarge(
+        f"The transcript is larger than {limit:,} bytes, the most one transcript may hold "
+        "(OCM_MAX_TRANSCRIPT_BYTES): split it into several transcripts.",
+        details={"max_bytes": limit},
+    )
+
+
+def check_message_count(count: int) -> None:
+    limit = settings.OCM_MAX_TRANSCRIPT_MESSAGES
+    if count > limit:
+        raise TranscriptTooLarge(
+            f"The transcript has {count:,} messages, more than the {limit:,} one transcript may "
+            "hold (OCM_MAX_TRANSCRIPT_MESSAGES): split it into several transcripts.",
+            details={"max_messages": limit, "messages": count},
         )
 
 
