@@ -300,10 +300,17 @@ def canonical_from_input(
 
 
 def messages_from_input(items: Iterable[formats.Message | dict]) -> list[formats.Message]:
-    """Canonical messages from objects or JSON dicts, refusing wrong types with the index."""
+    """Canonical messages from objects or JSON dicts, refusing wrong types with the index.
+
+    Objects are copied unchecked: they come from the parser or from input already checked
+    here, and one read with a diagnostic (a message without a role) must not refuse the edit
+    of another message, or the edit that fixes it."""
     messages = []
     for index, item in enumerate(items):
-        data = item.to_dict() if isinstance(item, formats.Message) else item
+        if isinstance(item, formats.Message):
+            messages.append(formats.Message.from_dict(item.to_dict()))
+            continue
+        data = item
         if not isinstance(data, dict):
             raise InvalidContent(f"Message {index} is not an object.", code="invalid-message")
         if not isinstance(data.get("role"), str) or not data["role"]:
