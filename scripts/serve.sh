@@ -50,7 +50,7 @@ echo "  database $DATABASE_URL, cache $REDIS_URL; health: http://$HOST:$PORT/hea
 # connections over them. On one shared socket the first worker to wake took nearly every
 # kept-alive connection (50 annotators: one worker at 63 % of a core, the other idle, saves
 # at p95 124 ms; spread: 67 ms. docs/performance.md).
-$BIN/gunicorn ocm_site.wsgi \
+$BIN/gunicorn ocm_site.wsgi -c python:ocm_site.gunicorn_conf \
   --workers "$WEB_CONCURRENCY" \
   --worker-class gthread --threads "$GUNICORN_THREADS" \
   --bind "$HOST:$PORT" --reuse-port \

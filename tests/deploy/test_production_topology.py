@@ -104,6 +104,7 @@ class Stack:
             [
                 str(BIN / "gunicorn"),
                 "ocm_site.wsgi",
+                "--config=python:ocm_site.gunicorn_conf",
                 "--workers=2",
                 f"--bind=127.0.0.1:{self.port}",
                 "--reuse-port",  # a socket per worker, as scripts/serve.sh
@@ -199,6 +200,8 @@ def test_imports_survive_a_killed_task_worker_behind_two_web_workers(stack):
             return False
 
     _wait_until(healthy, 60, "the stack to be healthy")
+    # gunicorn's own name and version are not sent (ocm_site/gunicorn_conf.py).
+    assert client.get("/datasets").headers["Server"] == "ocm"
 
     def start(content: bytes, name: str) -> int:
         response = client.post(
