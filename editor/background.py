@@ -35,6 +35,8 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
 from django.db.models import F
 from django.utils import timezone
+from django_tasks import task_backends
+from django_tasks.backends.immediate import ImmediateBackend
 from django_tasks_db.models import DBTaskResult
 
 from editor.models import TaskStatus, TaskWorker, TrackedTask
@@ -270,6 +272,27 @@ def live_workers(within_seconds: float) -> int:
     """How many task workers were seen in the last ``within_seconds``."""
     since = timezone.now() - timedelta(seconds=within_seconds)
     return TaskWorker.objects.filter(seen_at__gte=since).count()
+
+
+# A worker writes that it is alive every OCM_TASK_HEARTBEAT_SECONDS; missing this many
+# seconds beyond it means no worker is taking tasks.
+WORKER_GRACE_SECONDS = 30
+
+
+def runs_in_request() -> bool:
+    """Tasks run inside the request that enqueues them (tests, or no worker configured)."""
+    return isinstance(task_backends["default"], ImmediateBackend)
+
+
+def workers_seen_lately() -> int:
+    """Task workers seen within a heartbeat and its grace: 0 means queued tasks wait."""
+    return live_workers(within_seconds=settings.OCM_TASK_HEARTBEAT_SECONDS + WORKER_GRACE_SECONDS)
+
+
+def no_worker_seen() -> bool:
+    """Queued tasks wait for nobody: no worker seen lately, and tasks do not run in-request.
+    What the import and export pages say beside a task still queued."""
+    return not runs_in_request() and workers_seen_lately() == 0
 
 
 def forget_worker() -> None:

@@ -16,15 +16,9 @@ from django.http import JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
-from django_tasks import task_backends
-from django_tasks.backends.immediate import ImmediateBackend
 
 from editor import background
 from editor.models import ImportTask, TaskStatus
-
-# A worker writes that it is alive every OCM_TASK_HEARTBEAT_SECONDS; missing this many
-# seconds beyond it means no worker is taking tasks.
-WORKER_GRACE_SECONDS = 30
 
 
 def check_database() -> dict:
@@ -45,10 +39,9 @@ def check_cache() -> dict:
 
 def check_queue() -> dict:
     """Tasks are taken: some worker was seen lately (or tasks run within the request)."""
-    if isinstance(task_backends["default"], ImmediateBackend):
+    if background.runs_in_request():
         return {"ok": True, "backend": "immediate"}
-    window = settings.OCM_TASK_HEARTBEAT_SECONDS + WORKER_GRACE_SECONDS
-    workers = background.live_workers(within_seconds=window)
+    workers = background.workers_seen_lately()
     queued = ImportTask.objects.filter(status=TaskStatus.QUEUED)
     oldest = queued.order_by("created_at").values_list("created_at", flat=True).first()
     return {

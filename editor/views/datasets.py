@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from editor import membership
+from editor import background, membership
 from editor.bulk import bulk_transitions
 from editor.errors import ConflictError, DomainError, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
@@ -20,7 +20,7 @@ from editor.listing import TranscriptList
 from editor.listing import filters as filter_forms
 from editor.listing import search as search_pages
 from editor.listing.filters import TranscriptFilterForm
-from editor.models import END_USER_AUDIENCE, Dataset, Role, Status, Transcript
+from editor.models import END_USER_AUDIENCE, Dataset, Role, Status, TaskStatus, Transcript
 from editor.queues import my_work
 from editor.revisions import diff_revisions, list_revisions, restore_revision
 from editor.views.forms import (
@@ -413,7 +413,11 @@ def dataset_export(request, slug):
 @vary_on_headers("HX-Request")
 def import_task_detail(request, pk):
     task = visible_import_task(request.user, pk)
-    context = {"task": task, "progress": progress_of(task)}
+    context = {
+        "task": task,
+        "progress": progress_of(task),
+        "no_worker": task.status == TaskStatus.QUEUED and background.no_worker_seen(),
+    }
     template = "editor/import_task.html"
     if request.htmx:
         template += "#import-progress"

@@ -10,9 +10,10 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from editor import background
 from editor.errors import ExportNotReady, InvalidContent, NotAllowed
 from editor.exporting.tasks import check_may_see, downloadable, progress_of, start_export_task
-from editor.models import ExportTask
+from editor.models import ExportTask, TaskStatus
 from editor.views.forms import ExportForm
 from editor.visibility import visible_dataset, visible_export_task
 
@@ -55,7 +56,11 @@ def export_task_start(request, slug):
 @vary_on_headers("HX-Request")
 def export_task_detail(request, pk):
     task = _visible_export(request, pk)
-    context = {"task": task, "progress": progress_of(task)}
+    context = {
+        "task": task,
+        "progress": progress_of(task),
+        "no_worker": task.status == TaskStatus.QUEUED and background.no_worker_seen(),
+    }
     template = "editor/export_task.html"
     if request.htmx:
         template += "#export-progress"

@@ -59,3 +59,24 @@ def test_a_database_that_does_not_answer_is_named(client):
 
 def test_a_post_is_refused(client):
     assert client.post("/healthz").status_code == 405
+
+
+def test_a_queued_import_or_export_says_when_no_worker_takes_it(
+    client, settings, dataset, annotator
+):
+    from editor.models import ExportTask, ImportTask
+
+    settings.TASKS = DATABASE_TASKS
+    client.force_login(annotator)
+    pages = [
+        f"/imports/{ImportTask.objects.create(dataset=dataset, created_by=annotator).pk}/",
+        f"/exports/{ExportTask.objects.create(dataset=dataset, created_by=annotator).pk}/",
+    ]
+    for page in pages:
+        html = client.get(page).content.decode()
+        assert 'data-testid="no-worker"' in html, page
+        assert "manage.py task_worker" in html
+
+    background.record_worker_seen()
+    for page in pages:
+        assert 'data-testid="no-worker"' not in client.get(page).content.decode(), page
