@@ -262,3 +262,23 @@ class InvalidRole(DomainError):
 class LastCurator(DomainError):
     code = "last-curator"
     status = 409
+
+
+class NotATurn(InvalidContent):
+    """An alternative or pairwise answer about a message that does not start an assistant
+    turn (or a turn given as messages that are not one)."""
+
+    code = "not-a-turn"
+
+
+class AlternativeNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class AlternativeIsCurrent(DomainError):
+    """Deleting the snapshot of a turn as the transcript holds it now: it would leave the
+    turn's own content out of its comparisons."""
+
+    code = "alternative-is-current"
+    status = 409
