@@ -213,3 +213,10 @@ def test_a_revisions_snapshot_is_shown_as_json(admin_client, transcript):
         reverse("admin:editor_revision_change", args=[revision.pk])
     ).content.decode()
     assert "<pre>{\n  &quot;current&quot;: true\n}</pre>" in html
+
+
+@pytest.mark.parametrize("path", ["/admin/", "/admin/login/"])
+def test_the_admin_has_the_apps_icon(client, admin_client, path):
+    html = (admin_client if path == "/admin/" else client).get(path).content.decode()
+    assert 'rel="icon"' in html and "favicon" in html
+    assert html.count("<title>") == 1  # Django's page, with one more link, not a copy of it
