@@ -1,0 +1,298 @@
+"""Alternatives of an assistant turn: adding, deleting, promoting one, and what a pairwise
+question compares.
+
+A *turn* starts at an assistant message and runs over the assistant and tool messages after
+it, until the next user, system or developer message (or the end): the completion a model
+gave for the prompt before it. An alternative is another completion of that turn, stored as
+an immutable snapshot (``editor.models.Alternative``, keyed by the turn's first index).
+
+When a turn gets its first alternative, the turn as the transcript holds it is stored too
+(``source="transcript"``), so a pairwise question always compares it with the others.
+Promoting an alternative is one revision through ``storage.save_transcript`` (history,
+validation, version conflicts); the own turn it replaces stays as an alternative.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from editor import formats
+from editor.errors import (
+    AlternativeIsCurrent,
+    AlternativeNotFound,
+    InvalidContent,
+    MessageNotFound,
+    NotAllowed,
+    NotATurn,
+)
+from editor.models import Alternative, Transcript
+from editor.models.pairs import AlternativeSource
+from editor.storage.content import check_note, messages_from_input
+from editor.storage.save import refusal, save_transcript
+
+# Roles that end a turn; any other message after the assistant's belongs to it (tool results,
+# more assistant messages).
+TURN_BREAKERS = frozenset({"user", "system", "developer"})
+SOURCES = frozenset(AlternativeSource.values)
+# A turn's alternatives a pairwise item shows with keys 1-9.
+MAX_CANDIDATES = 9
+
+
+def turn_end(messages: Sequence[formats.Message], index: int) -> int:
+    """The index just past the turn starting at ``index`` (``NotATurn`` unless message
+    ``index`` is an assistant message; ``MessageNotFound`` when there is no such message)."""
+    if not 0 <= index < len(messages):
+        raise MessageNotFound(
+            f"No message {index}: the transcript has {len(messages)} messages (indexes from 0)."
+        )
+    if messages[index].role != "assistant":
+        raise NotATurn(
+            f"Message {index} is a {messages[index].role!r} message: a turn starts at an "
+            "assistant message.",
+            details={"message_index": index},
+        )
+    end = index + 1
+    while end < len(messages) and messages[end].role not in TURN_BREAKERS:
+        end += 1
+    return end
+
+
+def turn_messages(messages: Sequence[formats.Message], index: int) -> list[formats.Message]:
+    """The messages of the turn starting at ``index``."""
+    return list(messages[index : turn_end(messages, index)])
+
+
+def turn_starts(messages: Sequence[formats.Message]) -> list[int]:
+    """The first index of every turn of ``messages``."""
+    return [
+        i
+        for i, message in enumerate(messages)
+        if message.role == "assistant" and (i == 0 or messages[i - 1].role in TURN_BREAKERS)
+    ]
+
+
+def as_dicts(messages: Sequence[formats.Message]) -> list[dict]:
+    return [message.to_dict() for message in messages]
+
+
+def content_hash(messages: Sequence[formats.Message | dict]) -> str:
+    """SHA-256 of the compact canonical JSON of ``messages`` (keys sorted)."""
+    dicts = [m.to_dict() if isinstance(m, formats.Message) else m for m in messages]
+    text = json.dumps(dicts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def alternatives_of(transcript: Transcript, index: int | None = None):
+    """The alternatives of ``transcript`` (of the turn at ``index`` only, when given), by turn
+    then in the order they were added."""
+    found = Alternative.objects.filter(transcript=transcript)
+    if index is not None:
+        found = found.filter(message_index=index)
+    return found.select_related("created_by").order_by("message_index", "pk")
+
+
+def candidates(transcript: Transcript, index: int) -> list[Alternative]:
+    """What a pairwise item about the turn at ``index`` compares: its alternatives (two or
+    more make an item)."""
+    return list(alternatives_of(transcript, index)[:MAX_CANDIDATES])
+
+
+def shuffled_order(candidate_ids: Sequence[int], annotator_id: int, item_key: str) -> list[int]:
+    """``candidate_ids`` in an order of their own for this annotator and item: random across
+    annotators (no side is favoured) but the same on every reload (seeded by a hash)."""
+    seed = hashlib.sha256(f"{annotator_id}:{item_key}".encode()).hexdigest()
+    order = sorted(candidate_ids)
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def add_alternative(
+    transcript: Transcript,
+    index: int,
+    messages: Sequence[formats.Message | dict],
+    *,
+    source: str,
+    author,
+    note: str = "",
+    generation: dict | None = None,
+) -> Alternative:
+    """Store ``messages`` as an alternative of the turn at ``index`` (editors only).
+
+    The messages are checked as an edit's are, and must be a turn themselves (an assistant
+    message first, no user/system/developer message). The turn's first alternative stores the
+    own turn as it stands as well. The same content twice is the row already there.
+    """
+    _require_editor(transcript, author)
+    if source not in SOURCES:
+        raise InvalidContent(
+            f"source must be one of {', '.join(sorted(SOURCES))}.", code="invalid-source"
+        )
+    check_note(note)
+    if generation is not None and not isinstance(generation, dict):
+        raise InvalidContent("generation must be an object.", code="invalid-generation")
+    if not isinstance(messages, list | tuple) or not messages:
+        raise NotATurn("An alternative needs one or more messages.")
+    checked = messages_from_input(messages)
+    if checked[0].role != "assistant" or turn_end(checked, 0) != len(checked):
+        raise NotATurn(
+            "An alternative is one turn: an assistant message first, then assistant or tool "
+            "messages only."
+        )
+    stored = transcript.stored_messages()
+    own = turn_messages(stored, index)
+    with transaction.atomic():
+        if not Alternative.objects.filter(transcript=transcript, message_index=index).exists():
+            _keep(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
+        return _keep(transcript, index, checked, source, author, note, generation or {})
+
+
+def _keep(
+    transcript: Transcript,
+    index: int,
+    messages: Sequence[formats.Message],
+    source: str,
+    author,
+    note: str = "",
+    generation: dict | None = None,
+) -> Alternative:
+    """The alternative holding ``messages`` at ``index``: the existing one, else a new row."""
+    digest = content_hash(messages)
+    existing = Alternative.objects.filter(
+        transcript=transcript, message_index=index, content_hash=digest
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return Alternative.objects.create(
+                transcript=transcript,
+                message_index=index,
+                messages=as_dicts(messages),
+                content_hash=digest,
+                source=source,
+                note=note,
+                generation=generation or {},
+                created_by=author,
+            )
+    except IntegrityError:  # added at the same moment by someone else: that one stands
+        return Alternative.objects.get(
+            transcript=transcript, message_index=index, content_hash=digest
+        )
+
+
+def alternative_of(transcript: Transcript, alternative_id: int) -> Alternative:
+    """One alternative of ``transcript`` (``AlternativeNotFound`` for any other id)."""
+    found = Alternative.objects.filter(transcript=transcript, pk=alternative_id).first()
+    if found is None:
+        raise AlternativeNotFound(f"The transcript has no alternative {alternative_id}.")
+    return found
+
+
+def is_current(alternative: Alternative, messages: Sequence[formats.Message]) -> bool:
+    """Whether ``alternative`` is what the transcript holds at its turn now."""
+    try:
+        own = turn_messages(messages, alternative.message_index)
+    except (NotATurn, MessageNotFound):
+        return False
+    return content_hash(own) == alternative.content_hash
+
+
+def can_delete(alternative: Alternative, user) -> bool:
+    dataset = alternative.transcript.dataset
+    return dataset.can_curate(user) or (
+        dataset.can_edit(user) and alternative.created_by_id == user.pk
+    )
+
+
+def delete_alternative(alternative: Alternative, *, user) -> None:
+    """Delete an alternative (its curator or creator), unless it is the transcript's own turn
+    as it stands (``AlternativeIsCurrent``)."""
+    if not can_delete(alternative, user):
+        raise NotAllowed("Only a curator or the one who added it may delete an alternative.")
+    if alternative.source == AlternativeSource.TRANSCRIPT and is_current(
+        alternative, alternative.transcript.stored_messages()
+    ):
+        raise AlternativeIsCurrent(
+            "This alternative is the turn as the transcript holds it: promote another first."
+        )
+    alternative.delete()
+
+
+def promote(
+    transcript: Transcript, alternative: Alternative, *, expected_version: int, author
+) -> Transcript:
+    """Replace the turn's messages with ``alternative``'s: one revision, version-checked
+    (a stale ``expected_version`` is a ``ConflictError``, 409). The turn replaced stays as an
+    alternative; the alternatives of later turns move with their messages."""
+    _require_editor(transcript, author)
+    if alternative.transcript_id != transcript.pk:
+        raise AlternativeNotFound(f"The transcript has no alternative {alternative.pk}.")
+    if transcript.version != expected_version:
+        raise refusal(transcript.pk, expected_version)
+    index = alternative.message_index
+    messages = transcript.stored_messages()
+    end = turn_end(messages, index)
+    own = messages[index:end]
+    chosen = messages_from_input(alternative.messages)
+    with transaction.atomic():
+        _keep(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
+        saved = save_transcript(
+            transcript,
+            expected_version=expected_version,
+            author=author,
+            messages=[*messages[:index], *chosen, *messages[end:]],
+            note=f"promoted alternative {alternative.pk} at message {index}",
+        )
+        shift = len(chosen) - len(own)
+        if shift:
+            Alternative.objects.filter(transcript=transcript, message_index__gte=end).update(
+                message_index=F("message_index") + shift
+            )
+    return saved
+
+
+def alternative_dict(alternative: Alternative, messages: Sequence[formats.Message]) -> dict:
+    """An alternative as the API and the pages show it (``messages``: the transcript's now,
+    to say whether it is the current turn)."""
+    return {
+        "id": alternative.pk,
+        "message_index": alternative.message_index,
+        "messages": alternative.messages,
+        "content_hash": alternative.content_hash,
+        "source": alternative.source,
+        "note": alternative.note,
+        "generation": alternative.generation,
+        "created_by": alternative.created_by.get_username() if alternative.created_by else None,
+        "created_at": alternative.created_at,
+        "current": is_current(alternative, messages),
+    }
+
+
+def parse_messages(text: str) -> Any:
+    """What a person typed as an alternative: a JSON message or list of messages, or else
+    plain text, which is one assistant message with that content."""
+    stripped = text.strip()
+    if not stripped:
+        raise NotATurn("Type the alternative's text, or its messages as JSON.")
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise InvalidContent(
+                f"The messages are not valid JSON: {error.msg} (line {error.lineno}).",
+                code="invalid-json",
+            ) from None
+        return [data] if isinstance(data, dict) else data
+    return [{"role": "assistant", "content": text, "end": formats.END}]
+
+
+def _require_editor(transcript: Transcript, user) -> None:
+    if not transcript.dataset.can_edit(user):
+        raise NotAllowed("Your role in this dataset does not add or promote alternatives.")
