@@ -1,6 +1,14 @@
 """The app's models, one module per concept, all importable from here (``from editor.models
 import Transcript``). App label ``editor``; table names unchanged."""
 
+from editor.models.assist import (
+    Judge,
+    JudgeRun,
+    ModelConnection,
+    ModelRequest,
+    ModelRequestPurpose,
+    Suggestion,
+)
 from editor.models.datasets import (
     ALL_AUDIENCES,
     DATASET_SLUG_PATTERN,
@@ -121,6 +129,8 @@ __all__ = [
     "HistoryBroken",
     "ImportTask",
     "Invitation",
+    "Judge",
+    "JudgeRun",
     "LabelSchema",
     "LabelSchemaQuerySet",
     "LabelSchemaVersion",
@@ -130,6 +140,9 @@ __all__ = [
     "MembershipChange",
     "Message",
     "MessageQuerySet",
+    "ModelConnection",
+    "ModelRequest",
+    "ModelRequestPurpose",
     "PairSource",
     "PreferencePair",
     "PreferencePairQuerySet",
@@ -141,6 +154,7 @@ __all__ = [
     "RevisionQuerySet",
     "Role",
     "Status",
+    "Suggestion",
     "TaskStatus",
     "TaskWorker",
     "TokenizerKind",

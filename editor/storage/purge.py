@@ -17,10 +17,12 @@ from editor.models import (
     Alternative,
     Annotation,
     Message,
+    ModelRequest,
     PreferencePair,
     QueueAssignment,
     QueueItem,
     Revision,
+    Suggestion,
     Transcript,
 )
 from editor.storage.message_rows import unindex
@@ -34,6 +36,8 @@ ROWS_OF_TRANSCRIPTS = (
     (QueueAssignment, "item__transcript__in"),
     (QueueItem, "transcript__in"),
     (Annotation, "transcript__in"),
+    (Suggestion, "transcript__in"),
+    (ModelRequest, "transcript__in"),
     (PreferencePair, "transcript__in"),  # before Revision: a pair points at its revision
     (Alternative, "transcript__in"),
     (Message, "transcript__in"),
