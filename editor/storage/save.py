@@ -36,6 +36,7 @@ from editor.models import (
     contains_values,
 )
 from editor.models.revisions import snapshot, stored_snapshot
+from editor.pairs import record_edit_pairs
 from editor.storage.content import (
     TranscriptContent,
     canonical_from_input,
@@ -238,7 +239,7 @@ def _write(
         getattr(current, "_prefetched_objects_cache", {}).pop("messages", None)
         current.wrote_messages(content.canonical.messages)
     current.save(update_fields=changed)
-    Revision.objects.create(
+    revision = Revision.objects.create(
         transcript=current,
         number=current.version,
         kind=kind,
@@ -246,6 +247,12 @@ def _write(
         note=note,
         snapshot=Revision.CURRENT,
     )
+    if content is not None:
+        # An edit of an assistant message is a (rejected, chosen) pair (editor.pairs decides
+        # which kinds of save are corrections).
+        record_edit_pairs(
+            current, old_messages, content.canonical.messages, revision, author, respec=respec
+        )
     return current
 
 
