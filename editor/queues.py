@@ -494,26 +494,33 @@ def progress(queue: ReviewQueue) -> dict:
 
 
 def label_figures(queue: ReviewQueue) -> list[dict]:
-    """Per question about whole transcripts: how the submitted answers on the queue's items
-    are distributed, and how far the annotators agree (``editor.labels.agreement``)."""
+    """Per question about whole transcripts, and per pairwise question (about turns): how the
+    submitted answers on the queue's items are distributed, and how far the annotators agree
+    (``editor.labels.agreement``). A pairwise item is one turn of a transcript; its answers
+    are counted by the place of the one chosen (a bias check), compared by its id."""
 
     transcripts = queue.items.values("transcript_id")
     figures = []
-    for schema, question in queue_questions(queue):
+    for schema, question in queue_questions(queue) + queue_questions(queue, "turn"):
         answers: dict = {}
-        for transcript_id, annotator_id, value in Annotation.objects.filter(
+        pairwise = question.kind == "pairwise"
+        for transcript_id, index, annotator_id, value in Annotation.objects.filter(
             transcript__in=transcripts,
             schema_version=schema.current_version,
             question=question.key,
-            message_index__isnull=True,
+            message_index__isnull=not pairwise,
             state=AnnotationState.SUBMITTED,
-        ).values_list("transcript_id", "annotator_id", "value"):
-            answers.setdefault(transcript_id, {})[annotator_id] = value
+        ).values_list("transcript_id", "message_index", "annotator_id", "value"):
+            answers.setdefault((transcript_id, index), {})[annotator_id] = value
         counts = Counter()
         for by_annotator in answers.values():
             for value in by_annotator.values():
+                if pairwise:
+                    value = _place_chosen(value)
                 counts.update(value if isinstance(value, list) else [value])
-        if question.options:
+        if pairwise:
+            choices = [(1, "Shown first"), (2, "Shown second"), (3, "Shown later"), (0, "Tie")]
+        elif question.options:
             choices = [(option.value, option.label) for option in question.options]
         elif question.kind == "rating":
             choices = [(n, str(n)) for n in range(1, question.scale + 1)]
@@ -529,6 +536,14 @@ def label_figures(queue: ReviewQueue) -> list[dict]:
             }
         )
     return figures
+
+
+def _place_chosen(value: dict) -> int:
+    """Where the alternative a pairwise answer chose was shown: 1, 2, 3 for any later place,
+    0 for a tie."""
+    if value["choice"] == "tie":
+        return 0
+    return min(value["order"].index(value["choice"]) + 1, 3)
 
 
 def annotator_figures(queue: ReviewQueue) -> list[dict]:
@@ -660,6 +675,8 @@ def answer_label(question: Question | None, value: Any) -> str:
         return ", ".join(labels.get(v, str(v)) for v in value)
     if question is not None and question.kind == "rating":
         return f"{value} / {question.scale}"
+    if question is not None and question.kind == "pairwise":  # by id: the order shown differs
+        return "tie" if value["choice"] == "tie" else f"alternative {value['choice']}"
     return labels.get(value, str(value))
 
 
@@ -715,7 +732,7 @@ def item_review(item: QueueItem) -> ItemReview:
 
     queue = item.queue
     messages: dict[int, MessageReview] = {}
-    for schema, question in queue_questions(queue, "message"):
+    for schema, question in queue_questions(queue, "message") + queue_questions(queue, "turn"):
         if question.kind == "span":
             continue
         answered = sorted(i for i, s, q in given if s == schema.pk and q == question.key)

@@ -35,8 +35,16 @@ from editor.errors import (
 )
 from editor.models import Dataset, LabelSchema, LabelSchemaVersion
 
-KINDS = ("choice", "multi_choice", "rating", "text", "span")
-TARGETS = ("transcript", "message")
+KINDS = ("choice", "multi_choice", "rating", "text", "span", "pairwise")
+# "turn": a pairwise question compares the alternatives of each assistant turn that has some
+# (editor.alternatives); its answers are about the turn's first message.
+TARGETS = ("transcript", "message", "turn")
+REASONS = ("optional", "required", "off")
+# Fields only a pairwise question has: the others' stored questions are written without them.
+PAIRWISE_FIELDS = ("rubric", "reason")
+PAIRWISE_VALUE_KEYS = frozenset({"order", "choice", "reason", "ratings"})
+# A pairwise item shows at most this many candidates (keys 1-9).
+MAX_CANDIDATES = 9
 # Keys the queue view keeps for itself (j/k move between messages, s skips): a tag may not
 # take them.
 RESERVED_TAG_KEYS = frozenset("jks")
@@ -59,6 +67,21 @@ class Choice(_Strict):
     key: str | None = Field(None, description="Shortcut: 1-9 for options, a letter for tags.")
 
 
+class Criterion(_Strict):
+    """One rating criterion of a pairwise question's rubric, rated per side from min to max."""
+
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
+    label: Text
+    min: int = Field(1, ge=0, le=100)
+    max: int = Field(5, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _a_range(self) -> Criterion:
+        if self.min >= self.max:
+            raise ValueError(f"criterion {self.key!r}: min must be below max")
+        return self
+
+
 class Question(_Strict):
     key: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
     kind: Literal[KINDS]
@@ -75,6 +98,8 @@ class Question(_Strict):
     )
     tags: list[Choice] = Field([], validate_default=True)  # span
     max_length: int | None = Field(None, ge=1, le=DEFAULT_TEXT_LENGTH)  # text
+    rubric: list[Criterion] = Field([], max_length=20)  # pairwise: ratings per side
+    reason: Literal[REASONS] | None = None  # pairwise: asking why ("optional" by default)
 
     # The checks of one field are field validators, so that a problem names its field (the
     # schema builder marks it); ``kind`` is declared before them, so they can read it.
@@ -104,7 +129,11 @@ class Question(_Strict):
     def _fits_its_kind(self) -> Question:
         kind = self.kind
         if self.applies_to is None:
-            self.applies_to = "message" if kind == "span" else "transcript"
+            self.applies_to = {"span": "message", "pairwise": "turn"}.get(kind, "transcript")
+        if (kind == "pairwise") != (self.applies_to == "turn"):
+            raise ValueError("a pairwise question applies to turns, and only it does")
+        if kind == "pairwise" and self.reason is None:
+            self.reason = "optional"
         if kind == "span" and self.applies_to != "message":
             raise ValueError("a span question applies to messages")
         if (self.roles or self.channels) and self.applies_to != "message":
@@ -113,9 +142,24 @@ class Question(_Strict):
         _only_for(self, "scale", kind == "rating")
         _only_for(self, "tags", kind == "span")
         _only_for(self, "max_length", kind == "text")
+        _only_for(self, "rubric", kind == "pairwise")
+        _only_for(self, "reason", kind == "pairwise")
+        if len({c.key for c in self.rubric}) != len(self.rubric):
+            raise ValueError("two rubric criteria have the same key")
         return self
 
+    def stored(self) -> dict:
+        """The question as a version stores it: every default written out, the pairwise
+        fields only on a pairwise question (older versions were stored without them)."""
+        out = self.model_dump()
+        if self.kind != "pairwise":
+            for name in PAIRWISE_FIELDS:
+                del out[name]
+        return out
+
     def applies_to_message(self, message: formats.Message) -> bool:
+        if self.applies_to == "turn":  # a turn starts at an assistant message
+            return message.role == "assistant"
         return (
             self.applies_to == "message"
             and (not self.roles or message.role in self.roles)
@@ -140,6 +184,8 @@ class Question(_Strict):
         elif kind == "rating":
             if type(value) is not int or not 1 <= value <= self.scale:
                 raise self.refuse(f"the answer must be a whole number from 1 to {self.scale}")
+        elif kind == "pairwise":
+            self._check_pairwise(value)
         elif not isinstance(value, str) or not value.strip():
             raise self.refuse("the answer must be some text")
         else:
@@ -147,6 +193,58 @@ class Question(_Strict):
             if len(value) > limit:
                 raise self.refuse(f"the answer is longer than {limit} characters")
             check_storable_text(value, f"The answer to {self.key!r}")
+
+    def _check_pairwise(self, value: Any) -> None:
+        """``{"order": [id, …] (as shown), "choice": id | "tie", "reason": str, "ratings":
+        {str(id): {criterion: int}}}``; which ids are the turn's candidates is checked
+        against the transcript by ``editor.labels.annotations``."""
+        if not isinstance(value, dict) or not {"order", "choice"} <= value.keys():
+            raise self.refuse("the answer must be an object with order and choice")
+        unknown = sorted(value.keys() - PAIRWISE_VALUE_KEYS)
+        if unknown:
+            raise self.refuse(f"unknown field {unknown[0]!r} (order, choice, reason, ratings)")
+        order = value["order"]
+        if (
+            not isinstance(order, list)
+            or not 2 <= len(order) <= MAX_CANDIDATES
+            or not all(type(item) is int for item in order)
+            or len(set(order)) != len(order)
+        ):
+            raise self.refuse("order must list the 2 or more distinct alternative ids shown")
+        choice = value["choice"]
+        if choice != "tie" and (type(choice) is not int or choice not in order):
+            raise self.refuse('choice must be one of the ids in order, or "tie"')
+        reason = value.get("reason", "")
+        if not isinstance(reason, str):
+            raise self.refuse("reason must be text")
+        if self.reason == "required" and not reason.strip():
+            raise self.refuse("give a reason for the choice")
+        if self.reason == "off" and reason:
+            raise self.refuse("this question asks for no reason")
+        if len(reason) > DEFAULT_TEXT_LENGTH:
+            raise self.refuse(f"the reason is longer than {DEFAULT_TEXT_LENGTH} characters")
+        check_storable_text(reason, f"The reason given to {self.key!r}")
+        self._check_ratings(value.get("ratings", {}), order)
+
+    def _check_ratings(self, ratings: Any, order: list[int]) -> None:
+        if not isinstance(ratings, dict):
+            raise self.refuse("ratings must be an object by alternative id")
+        criteria = {c.key: c for c in self.rubric}
+        shown = {str(item) for item in order}
+        for side, by_criterion in ratings.items():
+            if side not in shown:
+                raise self.refuse(f"ratings of {side!r}: not an alternative in order")
+            if not isinstance(by_criterion, dict):
+                raise self.refuse(f"ratings of {side}: an object by criterion")
+            for key, rating in by_criterion.items():
+                criterion = criteria.get(key)
+                if criterion is None:
+                    raise self.refuse(f"the rubric has no criterion {key!r}")
+                if type(rating) is not int or not criterion.min <= rating <= criterion.max:
+                    raise self.refuse(
+                        f"{key!r} is rated with a whole number from {criterion.min} "
+                        f"to {criterion.max}"
+                    )
 
     def refuse(self, reason: str) -> InvalidAnswer:
         """The error for an answer to this question that does not fit, saying why."""
@@ -198,7 +296,7 @@ class SchemaDefinition(_Strict):
 
     def stored(self) -> list[dict]:
         """The questions as a version stores them (every default written out)."""
-        return self.model_dump()["questions"]
+        return [question.stored() for question in self.questions]
 
     def question(self, key: str) -> Question | None:
         return next((q for q in self.questions if q.key == key), None)

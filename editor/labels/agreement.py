@@ -9,12 +9,15 @@ on its kind (``for_question_kind``):
 | choice | Cohen's kappa | Krippendorff's alpha, nominal |
 | rating | Cohen's kappa, linearly weighted | Krippendorff's alpha, ordinal |
 | multi_choice | per option (chosen or not): as choice, averaged over the options | same |
+| pairwise | as choice, on the alternative chosen (its id, or "tie") | same |
 | text, span | none: free text and character ranges have no agreement measure here | none |
 
 Cohen's kappa is computed here (a few lines, checked against published worked examples);
 Krippendorff's alpha comes from the ``krippendorff`` package (checked against Krippendorff's
 own example, 2011). Items one annotator alone answered count for alpha (it handles missing
-values) but not for kappa (which needs both).
+values) but not for kappa (which needs both). Pairwise answers are compared by the
+alternative chosen, never by its place: each annotator is shown the candidates in an order
+of their own.
 """
 
 from __future__ import annotations
@@ -136,7 +139,17 @@ def for_question_kind(
         return agreement(answers, level=ORDINAL)
     if kind == "multi_choice":
         return _per_option(answers)
+    if kind == "pairwise":
+        return agreement(
+            {item: {a: chosen(value) for a, value in by.items()} for item, by in answers.items()}
+        )
     return agreement(answers, level=NOMINAL)
+
+
+def chosen(pairwise_value: Mapping[str, Any]) -> str:
+    """What a pairwise answer says: the id of the alternative chosen, or "tie" (as text: the
+    measures sort the categories, and ids and "tie" do not compare)."""
+    return str(pairwise_value["choice"])
 
 
 def _per_option(answers: Mapping[Hashable, Mapping[Hashable, Sequence]]) -> Agreement | None:

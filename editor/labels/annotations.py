@@ -34,6 +34,7 @@ from editor.errors import (
 )
 from editor.labels import InvalidAnswer, Question, definition_of
 from editor.models import (
+    Alternative,
     AnchorState,
     Annotation,
     AnnotationQuerySet,
@@ -88,6 +89,7 @@ def create_annotation(
     asked.check_value(value)
     with transaction.atomic():
         anchor = _check_target(_locked(transcript), asked, message_index, start, end)
+        _check_candidates(transcript, asked, message_index, value)
         if asked.kind != "span":
             existing = (
                 Annotation.objects.filter(
@@ -142,6 +144,7 @@ def update_annotation(
             if asked.kind != "span":
                 raise InvalidAnswer("Only a span answer has offsets.")
             anchor = _check_target(transcript, asked, current.message_index, start, end)
+        _check_candidates(transcript, asked, current.message_index, value)
         before = (current.value, current.start, current.end, current.anchor_state)
         current.value = value
         for name, new in anchor.items():
@@ -192,6 +195,31 @@ def _locked(transcript: Transcript) -> Transcript:
     """The transcript row, locked until the transaction ends: a save (which holds this lock
     from its compare-and-swap on) cannot move the messages under the check."""
     return Transcript.all_objects.select_for_update().get(pk=transcript.pk)
+
+
+def _check_candidates(
+    transcript: Transcript, question: Question, message_index: int | None, value: Any
+) -> None:
+    """A pairwise answer compares alternatives of the turn it is about: every id of its
+    ``order`` must be one of that turn's (``editor.alternatives`` adds them, at the turn's
+    first message; one added later may be missing from an older answer's order)."""
+    if question.kind != "pairwise":
+        return
+    ids = set(
+        Alternative.objects.filter(transcript=transcript, message_index=message_index).values_list(
+            "pk", flat=True
+        )
+    )
+    if len(ids) < 2:
+        raise question.refuse(
+            f"the turn at message {message_index} has {len(ids)} alternative(s): "
+            "a pairwise answer compares two or more"
+        )
+    strangers = [item for item in value["order"] if item not in ids]
+    if strangers:
+        raise question.refuse(
+            f"alternative {strangers[0]} is not one of the turn's at message {message_index}"
+        )
 
 
 def _check_target(
