@@ -5,7 +5,13 @@ from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.db import InterfaceError, OperationalError
 from django.shortcuts import render
 
-from editor.views.errors import API_PREFIX, database_unavailable, upload_too_large
+from editor import throttling
+from editor.views.errors import (
+    API_PREFIX,
+    database_unavailable,
+    too_many_requests,
+    upload_too_large,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -74,4 +80,30 @@ class UploadSizeLimitMiddleware:
             length = 0  # Django reads no body from a request with an unreadable length
         if length > settings.OCM_MAX_UPLOAD_BYTES:
             return upload_too_large(request, settings.OCM_MAX_UPLOAD_BYTES)
+        return self.get_response(request)
+
+
+class ThrottleMiddleware:
+    """The expensive routes answer 429 past a caller's budget (``editor.throttling``). After
+    authentication, so that a session's user is counted as that user; an htmx request gets
+    the message as a toast and leaves the page as it was."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            throttling.check(request)
+        except throttling.Throttled as throttled:
+            if getattr(request, "htmx", False):
+                response = render(
+                    request,
+                    "editor/transcript.html#toast",
+                    {"toast": throttled.message, "oob": True},
+                    status=429,
+                )
+                response["HX-Reswap"] = "none"
+                response["Retry-After"] = str(throttled.retry_after)
+                return response
+            return too_many_requests(request, throttled)
         return self.get_response(request)

@@ -72,6 +72,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "editor.middleware.ThrottleMiddleware",
     "editor.middleware.DatabaseUnavailableMiddleware",
     # Last, as django-axes asks: it turns a lockout raised during authentication into a page.
     "axes.middleware.AxesMiddleware",
@@ -197,6 +198,20 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 # ``transcript-too-large`` before it is parsed or stored (editor.storage.content).
 OCM_MAX_TRANSCRIPT_BYTES = int(os.environ.get("OCM_MAX_TRANSCRIPT_BYTES", str(32 * 1024**2)))
 OCM_MAX_TRANSCRIPT_MESSAGES = int(os.environ.get("OCM_MAX_TRANSCRIPT_MESSAGES", "50000"))
+# Per caller (token, user or address), the expensive routes' budgets: (requests, seconds).
+# Past one, 429 with Retry-After (editor.throttling). OCM_THROTTLE_SCALE multiplies them all
+# (0 turns the limits off, e.g. behind a proxy that limits already).
+_THROTTLE_SCALE = float(os.environ.get("OCM_THROTTLE_SCALE", "1"))
+OCM_THROTTLES = {
+    kind: (max(1, round(requests * _THROTTLE_SCALE)), seconds)
+    for kind, (requests, seconds) in {
+        "render": (120, 60),  # whole-transcript renders, the source view, the debug rendering
+        "export": (30, 60),  # exports of a transcript or a dataset, started or streamed
+        "search": (240, 60),  # text searches of a dataset's transcripts
+        "format": (600, 60),  # the stateless format routes and live validation of drafts
+    }.items()
+    if _THROTTLE_SCALE > 0
+}
 # Any request body, uploads included, is at most this (editor.middleware: 413 unread).
 OCM_MAX_UPLOAD_BYTES = int(os.environ.get("OCM_MAX_UPLOAD_BYTES", str(2 * 1024**3)))
 

@@ -207,7 +207,7 @@ def remove_member(request, slug: str, username: str):
 
 @router.get(
     "/datasets/{slug}/export",
-    response=errors(403, 404, 422),
+    response=errors(403, 404, 422, 429),
     summary="Stream the dataset as NDJSON, one transcript per line",
     description="Constant memory however big the dataset. `format=jsonl` lines are "
     '`{"id", "title", "spec", "status", "metadata", "text" | "document"}` (re-importable); '

@@ -24,7 +24,7 @@ def _visible_export(user, pk: int) -> ExportTask:
 
 @router.post(
     "/datasets/{slug}/exports",
-    response={202: ExportTaskOut, **errors(403, 404, 422)},
+    response={202: ExportTaskOut, **errors(403, 404, 422, 429)},
     summary="Prepare an export of the dataset as a file, in the background",
     description="The same lines as `GET /datasets/{slug}/export`, written to a file by a task "
     "worker. Poll `GET /exports/{id}`; once `succeeded`, download `GET /exports/{id}/download`. "

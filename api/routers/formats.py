@@ -48,7 +48,7 @@ def list_specs(request):
 
 @router.post(
     "/detect",
-    response={200: DetectOut, **errors(413, 422)},
+    response={200: DetectOut, **errors(413, 422, 429)},
     summary="Name the spec a text is written in",
 )
 def detect(request, payload: TextIn):
@@ -59,7 +59,7 @@ def detect(request, payload: TextIn):
 
 @router.post(
     "/parse",
-    response={200: ParseOut, **errors(400, 413, 422)},
+    response={200: ParseOut, **errors(400, 413, 422, 429)},
     summary="Parse a text into the canonical model, with its diagnostics",
 )
 def parse(request, payload: TextIn):
@@ -95,7 +95,7 @@ def body_too_large() -> Status:
 
 @verbs.post(
     "/validate",
-    response={200: ValidateOut, **errors(413, 422)},
+    response={200: ValidateOut, **errors(413, 422, 429)},
     summary="Every diagnostic of a text, syntax and semantic (ocm validate)",
     description="Bad input is still a 200: its problems are the diagnostics.",
 )
@@ -114,7 +114,7 @@ def validate(request, payload: ValidateIn):
 
 @verbs.post(
     "/convert",
-    response={200: ConvertOut, **errors(413, 422)},
+    response={200: ConvertOut, **errors(413, 422, 429)},
     summary="A text written in another spec, with what is lost (ocm convert)",
     description="A text with no readable message is a 422 `invalid-content` carrying its "
     "diagnostics.",
@@ -138,7 +138,7 @@ def convert(request, payload: ConvertIn):
 
 @verbs.post(
     "/render",
-    response={200: RenderOut, **errors(413, 422)},
+    response={200: RenderOut, **errors(413, 422, 429)},
     exclude_none=True,  # source and spans exist only in the debug rendering
     summary="A text as an audience sees it (ocm render)",
     description="The text is the caller's own, so every audience is open to any user.",

@@ -214,7 +214,7 @@ def replace_source(request, pk: int, payload: SourceIn):
 
 @router.post(
     "/transcripts/{pk}/drafts/validate",
-    response={200: DiagnosticsOut, **errors(403, 404, 410, 422)},
+    response={200: DiagnosticsOut, **errors(403, 404, 410, 422, 429)},
     summary="Validate a draft without saving it (live validation)",
     description="Send `index` and the message's changed `fields` (the rest of the "
     "transcript as stored), or a whole draft `text`. Answers `{diagnostics, error_count, "

@@ -54,7 +54,7 @@ def _full(request, pk: int, *, deleted_ok: bool = False) -> Transcript:
 
 @router.get(
     "/datasets/{slug}/transcripts",
-    response={200: list[TranscriptSummaryOut], **errors(404, 422)},
+    response={200: list[TranscriptSummaryOut], **errors(404, 422, 429)},
     summary="The transcripts of a dataset, filtered and sorted (oldest first by default)",
 )
 @paginate(LimitOffset)
@@ -130,7 +130,7 @@ def undelete(request, pk: int, payload: NoteIn | None = None):
 
 @router.get(
     "/transcripts/{pk}/render",
-    response={200: RenderOut, **errors(403, 404, 410, 422)},
+    response={200: RenderOut, **errors(403, 404, 410, 422, 429)},
     exclude_none=True,  # source and spans exist only in the debug rendering
     summary="The transcript as an audience sees it",
     description="`end_user`: only what end users see; `annotator`: every message marked "
@@ -147,7 +147,7 @@ def render(request, pk: int, audience: Audience = "end_user"):
 
 @router.get(
     "/transcripts/{pk}/export",
-    response={200: ExportOut, **errors(403, 404, 410, 422)},
+    response={200: ExportOut, **errors(403, 404, 410, 422, 429)},
     summary="The transcript written in a spec (its own by default), with what is lost",
 )
 def export(request, pk: int, spec: SpecId | None = None, audience: Audience | None = None):

@@ -63,3 +63,24 @@ def upload_too_large(request, limit: int):
             status=413,
         )
     return HttpResponse(loader.get_template("413.html").render(), status=413)
+
+
+def too_many_requests(request, throttled) -> HttpResponse:
+    """429 for a caller past an expensive route's budget (``editor.throttling``), with the
+    seconds to wait in ``Retry-After``."""
+    details = {
+        "kind": throttled.kind,
+        "limit": throttled.limit,
+        "window_seconds": throttled.window,
+        "retry_after": throttled.retry_after,
+    }
+    if request.path.startswith(API_PREFIX):
+        response = JsonResponse(
+            {"code": "too-many-requests", "message": throttled.message, "details": details},
+            status=429,
+        )
+    else:
+        page = loader.get_template("429.html").render({"message": throttled.message})
+        response = HttpResponse(page, status=429)
+    response["Retry-After"] = str(throttled.retry_after)
+    return response
