@@ -154,3 +154,24 @@ def test_a_user_made_superuser_is_judged_as_one_at_once(shared_cache, client, ou
     outsider.is_superuser = True
     outsider.save()
     assert ApiClient(client, token).get("/datasets").json()["items"] != []
+
+
+def test_a_bulk_deactivation_reaches_the_api_when_the_entry_expires(
+    shared_cache, client, annotator
+):
+    """A QuerySet.update sends no signal: the cached entry is not dropped, but it lives only
+    TOKEN_CACHE_SECONDS (10 s), after which the token's user is read afresh."""
+    from unittest import mock
+
+    from django.contrib.auth import get_user_model
+
+    from editor.db import token_cache
+
+    assert token_cache.TOKEN_CACHE_SECONDS <= 10
+    _, token = ApiToken.issue(annotator)
+    with mock.patch.object(token_cache.cache, "set", wraps=token_cache.cache.set) as stored:
+        assert ApiClient(client, token).get("/datasets").status_code == 200
+    assert stored.call_args.args[2] == token_cache.TOKEN_CACHE_SECONDS
+    get_user_model().objects.filter(pk=annotator.pk).update(is_active=False)
+    token_cache.cache.clear()  # what the entry's expiry does
+    assert_error(ApiClient(client, token).get("/datasets"), 401, "unauthenticated")
