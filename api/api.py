@@ -14,6 +14,7 @@ from .routers import (
     imports,
     labels,
     messages,
+    pairs,
     queues,
     transcripts,
     workflow,
@@ -46,3 +47,4 @@ api.add_router("/", imports.router)
 api.add_router("/", exports.router)
 api.add_router("/", bulk.router)
 api.add_router("/", labels.router)
+api.add_router("/", pairs.router)

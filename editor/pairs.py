@@ -28,6 +28,7 @@ from django.utils import timezone
 from editor import formats
 from editor.errors import InvalidContent, NotAllowed
 from editor.formats.canonical import message_dict
+from editor.formats.model import SEMANTIC_FIELDS
 from editor.formats.tools.schemas import DECLARING_ROLES, FUNCTIONS_PREFIX, collect
 from editor.models import (
     Alternative,
@@ -231,6 +232,40 @@ def include_pair(pair: PreferencePair, user) -> PreferencePair:
 def _require_excluder(pair: PreferencePair, user) -> None:
     if not may_exclude(pair, user):
         raise NotAllowed("Only a curator or the pair's own author may exclude or include it.")
+
+
+@dataclass(frozen=True)
+class PairDifference:
+    """What tells a pair's chosen message from its rejected one, for showing it: the fields
+    that differ (name, rejected's value, chosen's value) and a unified diff of the content."""
+
+    fields: list[tuple[str, Any, Any]]
+    content_diff: str
+
+
+def difference(pair: PreferencePair) -> PairDifference:
+    """The difference between the first messages of ``pair.rejected`` and ``pair.chosen``
+    (an edit pair holds one each)."""
+    old = pair.rejected[0] if pair.rejected else {}
+    new = pair.chosen[0] if pair.chosen else {}
+    fields = [
+        (name, old.get(name), new.get(name))
+        for name in SEMANTIC_FIELDS
+        if name != "content" and old.get(name) != new.get(name)
+    ]
+    before, after = str(old.get("content") or ""), str(new.get("content") or "")
+    content_diff = ""
+    if before != after:
+        content_diff = "\n".join(
+            difflib.unified_diff(
+                before.splitlines(),
+                after.splitlines(),
+                fromfile="rejected",
+                tofile="chosen",
+                lineterm="",
+            )
+        )
+    return PairDifference(fields, content_diff)
 
 
 # --- pairs from pairwise answers ---------------------------------------------------------------

@@ -6,6 +6,7 @@ from editor.views import datasets as views
 from editor.views import exports as export_views
 from editor.views import labels as label_views
 from editor.views import messages as message_views
+from editor.views import pairs as pair_views
 from editor.views import presence as presence_views
 from editor.views import queues as queue_views
 from editor.views import source as source_views
@@ -168,6 +169,10 @@ urlpatterns = [
     ),
     path("transcripts/<int:pk>/export/", source_views.transcript_export, name="transcript-export"),
     path("transcripts/<int:pk>/history/", views.transcript_history, name="transcript-history"),
+    path("transcripts/<int:pk>/pairs/", pair_views.transcript_pairs, name="transcript-pairs"),
+    path("datasets/<dataset:slug>/pairs/", pair_views.dataset_pairs, name="dataset-pairs"),
+    path("pairs/<int:pk>/exclude/", pair_views.pair_exclude, name="pair-exclude"),
+    path("pairs/<int:pk>/include/", pair_views.pair_include, name="pair-include"),
     path(
         "transcripts/<int:pk>/revisions/<int:number>/restore/",
         views.revision_restore,

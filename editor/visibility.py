@@ -22,6 +22,7 @@ from editor.models import (
     ExportTask,
     ImportTask,
     LabelSchema,
+    PreferencePair,
     ReviewQueue,
     Transcript,
 )
@@ -105,6 +106,32 @@ def visible_annotation(user, pk: int) -> Annotation:
     if not annotation.readable_by(user):
         raise Http404(f"No annotation {pk} among yours.")
     return annotation
+
+
+# Preference pairs hold whole messages, hidden channels and system prompts included: they are
+# read by the roles that see the annotator's rendering (viewers: 403).
+PAIRS_AUDIENCE = "annotator"
+
+
+def require_pairs_reader(dataset: Dataset, user) -> None:
+    """Raise ``NotAllowed`` (403) unless ``user``'s role in ``dataset`` reads its pairs."""
+    require_audience(dataset, user, PAIRS_AUDIENCE)
+
+
+def visible_pair(user, pk: int) -> PreferencePair:
+    """The preference pair ``pk`` if ``user`` is a member of its transcript's dataset (else,
+    or when that transcript is deleted, a 404) whose role reads pairs (else a 403)."""
+    pair = (
+        PreferencePair.objects.select_related(
+            "transcript__dataset", "author", "excluded_by", "revision"
+        )
+        .filter(transcript__in=Transcript.objects.for_user(user), pk=pk)
+        .first()
+    )
+    if pair is None:
+        raise Http404(f"No preference pair {pk} among yours.")
+    require_pairs_reader(pair.transcript.dataset, user)
+    return pair
 
 
 def _in_visible_dataset(rows, user, pk: int, what: str):

@@ -61,6 +61,7 @@ from api.schemas.labels import (
     LabelSchemaVersionIn,
     LabelSchemaVersionOut,
 )
+from api.schemas.pairs import PairFilters, PairOut, PairSummaryOut
 from api.schemas.queues import (
     AssignmentOut,
     LabelFilterIn,
@@ -146,6 +147,9 @@ __all__ = [
     "MessagePatchIn",
     "NoteIn",
     "OnConflictChoice",
+    "PairFilters",
+    "PairOut",
+    "PairSummaryOut",
     "QueueFiguresOut",
     "QueueFilterIn",
     "QueueIn",

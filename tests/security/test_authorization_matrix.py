@@ -26,7 +26,15 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from editor import formats, queues
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.labels import create_label_schema
-from editor.models import ApiToken, BulkTask, Dataset, ImportTask, Membership, Role
+from editor.models import (
+    ApiToken,
+    BulkTask,
+    Dataset,
+    ImportTask,
+    Membership,
+    PreferencePair,
+    Role,
+)
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
@@ -93,6 +101,16 @@ def _populate(dataset, curator, annotator, tag):
         dataset=dataset, created_by=curator, action="revalidate", transcript_ids=[spare.pk]
     )
     run_export_task(export.pk)
+    # An imported pair the annotator recorded: theirs to exclude, and any curator's.
+    pair = PreferencePair.objects.create(
+        transcript=transcript,
+        message_index=3,
+        source="import",
+        prompt=[],
+        chosen=[],
+        rejected=[],
+        author=annotator,
+    )
     return {
         "slug": dataset.slug,
         "transcript": transcript.pk,
@@ -104,6 +122,7 @@ def _populate(dataset, curator, annotator, tag):
         "import": task.pk,
         "export": export.pk,
         "bulk": bulk_task.pk,
+        "pair": pair.pk,
     }
 
 
@@ -197,6 +216,7 @@ PK_OF = {
     "/imports/": "import",
     "/exports/": "export",
     "/bulk/": "bulk",
+    "/pairs/": "pair",
 }
 
 
@@ -512,6 +532,11 @@ MATRIX = [
         "200 200 200 200",
     ),
     html("transcript-history", "GET", "/transcripts/{transcript}/history/", "403 200 200 200"),
+    # Pairs hold hidden channels: the annotator's rendering's audience reads them.
+    html("transcript-pairs", "GET", "/transcripts/{transcript}/pairs/", "403 200 200 200"),
+    html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
+    html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
+    html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
     html(
         "revision-restore",
         "GET",
@@ -676,6 +701,10 @@ MATRIX = [
     api("get", "/label-schemas/{pk}/versions", "200 200 200 200"),
     api("get", "/label-schemas/{pk}/versions/{number}", "200 200 200 200"),
     api("post", "/label-schemas/{pk}/archive", "403 403 403 200", {"archived": True}),
+    api("get", "/transcripts/{pk}/pairs", "403 200 200 200"),
+    api("get", "/datasets/{slug}/pairs", "403 200 200 200"),
+    api("post", "/pairs/{pk}/exclude", "403 200 403 200"),
+    api("post", "/pairs/{pk}/include", "403 200 403 200"),
     api("get", "/transcripts/{pk}/annotations", "403 200 200 200"),
     # The annotator answered this question already (409 annotation-exists).
     api(
