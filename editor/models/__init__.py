@@ -49,6 +49,12 @@ from editor.models.pairs import (
     PreferencePair,
     PreferencePairQuerySet,
 )
+from editor.models.pipelines import (
+    DatasetVersion,
+    DeliveryStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from editor.models.preferences import UserPreference
 from editor.models.queues import (
     AssignmentState,
@@ -125,6 +131,8 @@ __all__ = [
     "DatasetEdit",
     "DatasetQuerySet",
     "DatasetTokenizer",
+    "DatasetVersion",
+    "DeliveryStatus",
     "ExportTask",
     "HistoryBroken",
     "ImportTask",
@@ -163,6 +171,8 @@ __all__ = [
     "TranscriptFilter",
     "TranscriptQuerySet",
     "UserPreference",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "audiences_of",
     "contains_values",
     "sort_choices",
