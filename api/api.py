@@ -7,6 +7,7 @@ from .auth import API_AUTH
 from .errors import install_error_handlers
 from .parser import BoundedJSONParser
 from .routers import (
+    alternatives,
     bulk,
     datasets,
     exports,
@@ -47,4 +48,5 @@ api.add_router("/", imports.router)
 api.add_router("/", exports.router)
 api.add_router("/", bulk.router)
 api.add_router("/", labels.router)
+api.add_router("/", alternatives.router)
 api.add_router("/", pairs.router)

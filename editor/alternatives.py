@@ -226,7 +226,12 @@ def delete_alternative(alternative: Alternative, *, user) -> None:
 
 
 def promote(
-    transcript: Transcript, alternative: Alternative, *, expected_version: int, author
+    transcript: Transcript,
+    alternative: Alternative,
+    *,
+    expected_version: int,
+    author,
+    note: str = "",
 ) -> Transcript:
     """Replace the turn's messages with ``alternative``'s: one revision, version-checked
     (a stale ``expected_version`` is a ``ConflictError``, 409). The turn replaced stays as an
@@ -248,7 +253,7 @@ def promote(
             expected_version=expected_version,
             author=author,
             messages=[*messages[:index], *chosen, *messages[end:]],
-            note=f"promoted alternative {alternative.pk} at message {index}",
+            note=note or f"promoted alternative {alternative.pk} at message {index}",
         )
         shift = len(chosen) - len(own)
         if shift:

@@ -88,6 +88,18 @@ ROUTES = {
     ("get", "/datasets/{slug}/pairs"): {401, 403, 404, 422},
     ("post", "/pairs/{pk}/exclude"): {401, 403, 404, 422},
     ("post", "/pairs/{pk}/include"): {401, 403, 404, 422},
+    ("get", "/transcripts/{pk}/alternatives"): {401, 403, 404, 410, 422},
+    ("post", "/transcripts/{pk}/alternatives"): {401, 403, 404, 410, 422},
+    ("delete", "/transcripts/{pk}/alternatives/{alt_id}"): {401, 403, 404, 409, 410, 422},
+    ("post", "/transcripts/{pk}/alternatives/{alt_id}/promote"): {
+        401,
+        403,
+        404,
+        409,
+        410,
+        422,
+        428,
+    },
 }
 
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from editor import formats, queues
+from editor import alternatives, formats, queues
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.labels import create_label_schema
 from editor.models import (
@@ -111,7 +111,13 @@ def _populate(dataset, curator, annotator, tag):
         rejected=[],
         author=annotator,
     )
+    # The turn at message 2 (the analysis and the final answer) with an annotator's
+    # alternative: its creator and curators may delete it.
+    alternative = alternatives.add_alternative(
+        transcript, 2, [{"role": "assistant", "content": "Rainy."}], source="hand", author=annotator
+    )
     return {
+        "alternative": alternative.pk,
         "slug": dataset.slug,
         "transcript": transcript.pk,
         "version": transcript.version,
@@ -224,6 +230,7 @@ def api(method, path, expected, body=None, query="", scoped=True, multipart=Fals
     """``path`` as the OpenAPI schema spells it; its parameters are filled from the objects."""
     concrete = path.replace("{index}", "0").replace("{number}", "1")
     concrete = concrete.replace("{username}", "viewer").replace("{invitation_id}", "999999")
+    concrete = concrete.replace("{alt_id}", "{alternative}")
     for prefix, kind in PK_OF.items():
         if path.startswith(prefix):
             concrete = concrete.replace("{pk}", "{" + kind + "}")
@@ -714,6 +721,16 @@ MATRIX = [
         lambda o: {"label_schema": o["schema"], **ANSWER},
     ),
     api("get", "/annotations/{pk}", "403 200 200 200"),
+    api("get", "/transcripts/{pk}/alternatives", "403 200 200 200"),
+    api(
+        "post",
+        "/transcripts/{pk}/alternatives",
+        "403 201 201 201",
+        {"message_index": 2, "messages": [{"role": "assistant", "content": "Snow."}]},
+    ),
+    # The annotator added it: theirs to delete, and any curator's.
+    api("delete", "/transcripts/{pk}/alternatives/{alt_id}", "403 204 403 204"),
+    api("post", "/transcripts/{pk}/alternatives/{alt_id}/promote", "403 200 200 200", _version),
     api("put", "/annotations/{pk}", "403 200 403 403", {"value": "no"}),
     api("post", "/annotations/{pk}/submit", "403 200 403 403"),
     api("delete", "/annotations/{pk}", "403 204 403 403"),
