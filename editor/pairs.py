@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from editor import formats
@@ -175,10 +175,17 @@ class PairFilter:
             )
 
 
-def _listed(pairs: QuerySet) -> QuerySet:
-    return pairs.select_related("author", "excluded_by", "revision", "transcript").order_by(
-        "-created_at", "-pk"
+def with_names(pairs: QuerySet) -> QuerySet:
+    """``pairs`` with their authors and, as ``revision_number`` and ``transcript_title``, what
+    a list shows of their revision and transcript, in the same query: never a revision's
+    snapshot nor a transcript's text (both can be megabytes)."""
+    return pairs.select_related("author", "excluded_by").annotate(
+        revision_number=F("revision__number"), transcript_title=F("transcript__title")
     )
+
+
+def _listed(pairs: QuerySet) -> QuerySet:
+    return with_names(pairs).order_by("-created_at", "-pk")
 
 
 def pairs_of_transcript(transcript: Transcript) -> QuerySet:
@@ -200,13 +207,20 @@ def pairs_of_dataset(dataset: Dataset, filters: PairFilter | None = None) -> Que
     return _listed(pairs)
 
 
+def excluder(dataset: Dataset, user) -> Callable[[PreferencePair], bool]:
+    """Whether ``user`` may exclude (and include) each pair of ``dataset``: a curator any, the
+    pair's own author theirs (while still a member who edits: a viewer changes nothing). The
+    role is read once, for a whole list."""
+    curates, edits = dataset.can_curate(user), dataset.can_edit(user)
+
+    def may(pair: PreferencePair) -> bool:
+        return curates or (edits and pair.author_id is not None and pair.author_id == user.pk)
+
+    return may
+
+
 def may_exclude(pair: PreferencePair, user) -> bool:
-    """A curator of the pair's dataset, or the pair's own author (while still a member who
-    edits: a viewer cannot change anything)."""
-    dataset = pair.transcript.dataset
-    if dataset.can_curate(user):
-        return True
-    return pair.author_id is not None and pair.author_id == user.pk and dataset.can_edit(user)
+    return excluder(pair.transcript.dataset, user)(pair)
 
 
 def exclude_pair(pair: PreferencePair, user) -> PreferencePair:
@@ -478,13 +492,15 @@ class PairExport:
         self.left_out["excluded"] += pairs.filter(excluded_at__isnull=False).count()
         rows = (
             pairs.included()
-            .select_related("transcript", "author")
+            .annotate(revision_number=F("revision__number"), author_name=F("author__username"))
             .order_by("transcript_id", "created_at", "pk")
             .iterator(chunk_size=self.chunk_size)
         )
         tools = _ToolsOfPrompt()
+        transcript: Transcript | None = None
         for pair in rows:
-            transcript = pair.transcript
+            if transcript is None or transcript.pk != pair.transcript_id:
+                transcript = _header_of(pair.transcript_id)
             self.count += 1
             yield PairRow(
                 prompt=pair.prompt,
@@ -497,8 +513,8 @@ class PairExport:
                     "transcript": transcript.pk,
                     "external_id": transcript.external_id or None,
                     "message_index": pair.message_index,
-                    "revision": pair.revision.number if pair.revision_id else None,
-                    "author": pair.author.username if pair.author_id else None,
+                    "revision": pair.revision_number,
+                    "author": pair.author_name,
                     "pair": pair.pk,
                     "created_at": pair.created_at.isoformat(),
                 },
@@ -516,7 +532,7 @@ class PairExport:
                 self.left_out[found] += 1
                 continue
             if current is None or current.pk != found.transcript_id:
-                current = Transcript.objects.get(pk=found.transcript_id)
+                current = _header_of(found.transcript_id)
                 canonical = current.canonical()
             prompt = [
                 message_dict(m, current.spec) for m in canonical.messages[: found.message_index]
@@ -557,6 +573,12 @@ def export_rows(
     memory. Excluded pairs, ties and items without a majority are left out and counted in
     the export's ``left_out``."""
     return PairExport(dataset, sources=sources, transcripts=transcripts, chunk_size=chunk_size)
+
+
+def _header_of(pk: int) -> Transcript:
+    """A transcript without its source text and diagnostics (what a row needs: its spec,
+    header, attrs and external id; ``canonical()`` reads the message rows)."""
+    return Transcript.objects.only("pk", "spec", "header", "attrs", "external_id").get(pk=pk)
 
 
 class _ToolsOfPrompt:

@@ -26,6 +26,7 @@ from editor.models import (
     ReviewQueue,
     Transcript,
 )
+from editor.pairs import with_names
 
 END_USER = "end_user"
 FULL_CONTENT = "debug"
@@ -122,9 +123,7 @@ def visible_pair(user, pk: int) -> PreferencePair:
     """The preference pair ``pk`` if ``user`` is a member of its transcript's dataset (else,
     or when that transcript is deleted, a 404) whose role reads pairs (else a 403)."""
     pair = (
-        PreferencePair.objects.select_related(
-            "transcript__dataset", "author", "excluded_by", "revision"
-        )
+        with_names(PreferencePair.objects.select_related("transcript__dataset"))
         .filter(transcript__in=Transcript.objects.for_user(user), pk=pk)
         .first()
     )

@@ -27,7 +27,8 @@ class PairSummaryOut(Schema):
 
     @staticmethod
     def resolve_revision(pair) -> int | None:
-        return pair.revision.number if pair.revision_id else None
+        # Listed pairs carry it (editor.pairs.with_names): no revision row, no snapshot, read.
+        return pair.revision_number
 
     @staticmethod
     def resolve_excluded(pair) -> bool:

@@ -24,12 +24,8 @@ PAGE_SIZE = 50
 EXCLUDED_CHOICES = {"": None, "yes": True, "no": False}
 
 
-def _shown(pair, user) -> dict:
-    return {
-        "pair": pair,
-        "change": pairs.difference(pair),
-        "can_exclude": pairs.may_exclude(pair, user),
-    }
+def _shown(pair, may_exclude) -> dict:
+    return {"pair": pair, "change": pairs.difference(pair), "can_exclude": may_exclude(pair)}
 
 
 @require_GET
@@ -39,7 +35,8 @@ def transcript_pairs(request, pk):
         require_pairs_reader(transcript.dataset, request.user)
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
-    shown = [_shown(pair, request.user) for pair in pairs.pairs_of_transcript(transcript)]
+    may_exclude = pairs.excluder(transcript.dataset, request.user)
+    shown = [_shown(pair, may_exclude) for pair in pairs.pairs_of_transcript(transcript)]
     return render(
         request,
         TEMPLATE,
@@ -67,11 +64,12 @@ def dataset_pairs(request, slug):
     except DomainError as refused:  # a typed URL with an unknown source: say so, list all
         error, source, wanted = refused.message, None, pairs.PairFilter()
     listed = pairs.pairs_of_dataset(dataset, wanted).defer("prompt")
+    may_exclude = pairs.excluder(dataset, request.user)
     page = Paginator(listed, PAGE_SIZE).get_page(int_param(request.GET.get("page"), 1))
     context = {
         "dataset": dataset,
         "page": page,
-        "rows": [_shown(pair, request.user) for pair in page.object_list],
+        "rows": [_shown(pair, may_exclude) for pair in page.object_list],
         "source": source or "",
         "excluded": excluded if excluded in EXCLUDED_CHOICES else "",
         "sources": PairSource.choices,
@@ -92,7 +90,10 @@ def _toggle(request, pk, change):
         back = ""
     if request.headers.get("HX-Request"):
         partial = "row" if request.POST.get("shown_as") == "row" else "pair"
-        context = {**_shown(pair, request.user), "back": back}
+        context = {
+            **_shown(pair, pairs.excluder(pair.transcript.dataset, request.user)),
+            "back": back,
+        }
         return render(request, f"editor/pairs.html#{partial}", context)
     if back:
         return redirect(back)

@@ -132,3 +132,25 @@ def test_a_datasets_pairs_filtered_and_paged(edited, annotator, curator, setting
     assert first.count("<tr data-pair=") == 1 and 'rel="next"' in first
     assert second.count("<tr data-pair=") == 1 and 'rel="prev"' in second
     assert "page 1 of 2" in beyond
+
+
+def test_more_pairs_cost_no_more_queries(edited, annotator, curator):
+    """A list reads each pair's names with it: never one query (nor a revision's snapshot)
+    per row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(client, url) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    client = client_for(annotator)
+    urls = [f"/datasets/{edited.dataset.slug}/pairs/", f"/transcripts/{edited.pk}/pairs/"]
+    before = [queries(client, url) for url in urls]
+    template = PreferencePair.objects.first()
+    for author in (annotator, curator, annotator):
+        template.pk = None
+        template.author = author
+        template.save()
+    assert [queries(client, url) for url in urls] == before

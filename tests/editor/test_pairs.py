@@ -492,3 +492,23 @@ def test_export_rows_of_edits_with_provenance_and_exclusions(weather, annotator,
     assert list(export_rows(weather.dataset, transcripts=[other.pk])) == []
     with pytest.raises(InvalidContent):
         export_rows(weather.dataset, sources={"dpo"})
+
+
+def test_export_reads_each_transcript_once_never_its_text(weather, annotator):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for version in range(1, 5):
+        editing.edit_message(
+            fresh(weather),
+            FINAL,
+            {"content": f"Answer {version}."},
+            expected_version=version,
+            author=annotator,
+        )
+    with CaptureQueriesContext(connection) as captured:
+        rows = list(export_rows(weather.dataset, sources={"edit"}, chunk_size=2))
+    assert [r.provenance["revision"] for r in rows] == [2, 3, 4, 5]
+    sql = [q["sql"] for q in captured.captured_queries]
+    assert not any("source_text" in q or '"snapshot"' in q for q in sql), sql
+    assert sum('FROM "editor_transcript"' in q and "LIMIT" in q for q in sql) == 1
