@@ -512,3 +512,44 @@ def test_export_reads_each_transcript_once_never_its_text(weather, annotator):
     sql = [q["sql"] for q in captured.captured_queries]
     assert not any("source_text" in q or '"snapshot"' in q for q in sql), sql
     assert sum('FROM "editor_transcript"' in q and "LIMIT" in q for q in sql) == 1
+
+
+def test_pairs_from_answers_given_through_the_labels(weather, annotator, curator, reviewer):
+    """The whole way: a pairwise schema, alternatives added by hand, answers submitted."""
+    from editor.alternatives import add_alternative
+    from editor.labels import create_label_schema
+    from editor.labels.annotations import create_annotation, submit_annotation
+
+    schema = create_label_schema(
+        weather.dataset,
+        author=curator,
+        name="Compare",
+        questions=[{"key": "better", "kind": "pairwise", "prompt": "Which answer is better?"}],
+    )
+    one, two = (
+        add_alternative(
+            weather,
+            FINAL,
+            [{"role": "assistant", "channel": "final", "content": text}],
+            source="hand",
+            author=curator,
+        )
+        for text in ("Sunny, 20 °C.", "No idea.")
+    )
+    for user, choice in ((annotator, one.pk), (curator, one.pk), (reviewer, two.pk)):
+        submit_annotation(
+            create_annotation(
+                weather,
+                annotator=user,
+                schema=schema,
+                question="better",
+                value={"order": [one.pk, two.pk], "choice": choice, "reason": "", "ratings": {}},
+                message_index=FINAL,
+            ),
+            user=user,
+        )
+
+    [row] = list(export_rows(weather.dataset, sources={"pairwise"}))
+    assert row.chosen == one.messages and row.rejected == two.messages
+    assert row.provenance["votes"] == {str(one.pk): 2, str(two.pk): 1}
+    assert row.provenance["question"] == f"{schema.pk}:better"
