@@ -275,6 +275,25 @@ def test_a_restore_records_no_pair(weather, annotator):
     assert PreferencePair.objects.count() == 1
 
 
+def test_an_import_that_updates_a_transcript_records_none(dataset, curator):
+    import json
+
+    from editor.importing import import_transcripts
+    from tests.editor.samples import conversation
+
+    def line(text: str) -> bytes:
+        return (json.dumps({"id": "a", "spec": SPEC, "text": text}) + "\n").encode()
+
+    first = conversation(SPEC)
+    import_transcripts(line(first), dataset=dataset, author=curator, name="x.jsonl")
+    changed = first.replace("Answer 1.", "Answer 1, imported again.")
+    assert changed != first
+    report = import_transcripts(line(changed), dataset=dataset, author=curator, name="x.jsonl")
+
+    assert report.counts["updated"] == 1
+    assert not PreferencePair.objects.exists()
+
+
 def test_a_conflict_records_nothing(weather, annotator):
     editing.edit_message(weather, FINAL, {"content": "x"}, expected_version=1, author=annotator)
     with pytest.raises(ConflictError):
