@@ -82,16 +82,16 @@ def pairs_of_edit(
     """
     start = 0
     shortest = min(len(before), len(after))
-    while start < shortest and before[start] == after[start]:
+    while start < shortest and _same(before[start], after[start]):
         start += 1
     old_end, new_end = len(before), len(after)
-    while old_end > start and new_end > start and before[old_end - 1] == after[new_end - 1]:
+    while old_end > start and new_end > start and _same(before[old_end - 1], after[new_end - 1]):
         old_end -= 1
         new_end -= 1
     if old_end == start or new_end == start:
         return []  # only insertions or only deletions
-    old_prints = [m.fingerprint() for m in before[start:old_end]]
-    new_prints = [m.fingerprint() for m in after[start:new_end]]
+    old_prints = [_print(m) for m in before[start:old_end]]
+    new_prints = [_print(m) for m in after[start:new_end]]
     matcher = difflib.SequenceMatcher(None, old_prints, new_prints, autojunk=False)
     candidates: list[tuple[int, int]] = []
     unmatched_old: set[tuple] = set()
@@ -114,6 +114,17 @@ def pairs_of_edit(
         index = start + a
         pairs.append(EditPair(index, list(before[:index]), old, new))
     return pairs
+
+
+def _print(message: formats.Message) -> tuple:
+    """The message's fingerprint, no content and empty content alike (stored rows give back
+    an absent content as "": not an edit)."""
+    found = message.fingerprint()
+    return found if found[1] is not None else (found[0], "", *found[2:])
+
+
+def _same(a: formats.Message, b: formats.Message) -> bool:
+    return a == b or _print(a) == _print(b)
 
 
 def record_edit_pairs(

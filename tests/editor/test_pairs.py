@@ -572,3 +572,11 @@ def test_pairs_from_answers_given_through_the_labels(weather, annotator, curator
     assert row.chosen == one.messages and row.rejected == two.messages
     assert row.provenance["votes"] == {str(one.pk): 2, str(two.pk): 1}
     assert row.provenance["question"] == f"{schema.pk}:better"
+
+
+def test_no_content_and_empty_content_are_the_same():
+    before = [m("user", "q"), formats.Message(role="assistant", content=None)]
+    after = [m("user", "q"), m("assistant", "")]
+    assert pairs_of_edit(before, after) == []
+    after = [m("user", "q"), m("assistant", "now some")]
+    assert [p.chosen.content for p in pairs_of_edit(before, after)] == ["now some"]
