@@ -36,14 +36,17 @@ def transcript_pairs(request, pk):
     except NotAllowed as refused:
         raise PermissionDenied(refused.message) from None
     may_exclude = pairs.excluder(transcript.dataset, request.user)
-    shown = [_shown(pair, may_exclude) for pair in pairs.pairs_of_transcript(transcript)]
+    page = Paginator(pairs.pairs_of_transcript(transcript), PAGE_SIZE).get_page(
+        int_param(request.GET.get("page"), 1)
+    )
     return render(
         request,
         TEMPLATE,
         {
             "transcript": transcript,
             "dataset": transcript.dataset,
-            "shown": shown,
+            "page": page,
+            "shown": [_shown(pair, may_exclude) for pair in page.object_list],
             "back": request.get_full_path(),
         },
     )

@@ -100,7 +100,7 @@ def test_exclude_without_javascript_goes_back(edited, curator):
     assert response["Location"] == f"/transcripts/{edited.pk}/pairs/"
 
 
-def test_a_datasets_pairs_filtered_and_paged(edited, annotator, curator, settings):
+def test_a_datasets_pairs_filtered_and_paged(edited, annotator, curator, monkeypatch):
     slug = edited.dataset.slug
     client = client_for(curator)
     page = client.get(f"/datasets/{slug}/pairs/").content.decode()
@@ -122,13 +122,10 @@ def test_a_datasets_pairs_filtered_and_paged(edited, annotator, curator, setting
 
     from editor.views import pairs as pair_views
 
-    pair_views.PAGE_SIZE = 1
-    try:
-        first = client.get(f"/datasets/{slug}/pairs/").content.decode()
-        second = client.get(f"/datasets/{slug}/pairs/", {"page": "2"}).content.decode()
-        beyond = client.get(f"/datasets/{slug}/pairs/", {"page": "x"}).content.decode()
-    finally:
-        pair_views.PAGE_SIZE = 50
+    monkeypatch.setattr(pair_views, "PAGE_SIZE", 1)
+    first = client.get(f"/datasets/{slug}/pairs/").content.decode()
+    second = client.get(f"/datasets/{slug}/pairs/", {"page": "2"}).content.decode()
+    beyond = client.get(f"/datasets/{slug}/pairs/", {"page": "x"}).content.decode()
     assert first.count("<tr data-pair=") == 1 and 'rel="next"' in first
     assert second.count("<tr data-pair=") == 1 and 'rel="prev"' in second
     assert "page 1 of 2" in beyond
@@ -154,3 +151,23 @@ def test_more_pairs_cost_no_more_queries(edited, annotator, curator):
         template.author = author
         template.save()
     assert [queries(client, url) for url in urls] == before
+
+
+def test_a_long_prompt_shows_its_last_messages_and_many_pairs_are_paged(
+    edited, annotator, monkeypatch
+):
+    from editor.views import pairs as pair_views
+
+    pair = PreferencePair.objects.get(author=annotator)
+    pair.prompt = [{"role": "user", "content": f"Message {i}"} for i in range(10)]
+    pair.save()
+    client = client_for(annotator)
+    page = client.get(f"/transcripts/{edited.pk}/pairs/").content.decode()
+    assert "… 7 earlier messages, then:" in page
+    assert "Message 6<" not in page and "Message 7<" in page and "Message 9<" in page
+
+    monkeypatch.setattr(pair_views, "PAGE_SIZE", 1)
+    first = client.get(f"/transcripts/{edited.pk}/pairs/").content.decode()
+    second = client.get(f"/transcripts/{edited.pk}/pairs/", {"page": "2"}).content.decode()
+    assert first.count("<article class=") == 1 and 'rel="next"' in first
+    assert second.count("<article class=") == 1 and "page 2 of 2" in second
