@@ -32,6 +32,7 @@ from editor.errors import (
     NotAllowed,
     NotATurn,
 )
+from editor.labels.annotations import my_answers
 from editor.models import Alternative, Transcript
 from editor.models.pairs import AlternativeSource
 from editor.storage.content import check_note, messages_from_input
@@ -76,6 +77,25 @@ def turn_starts(messages: Sequence[formats.Message]) -> list[int]:
         for i, message in enumerate(messages)
         if message.role == "assistant" and (i == 0 or messages[i - 1].role in TURN_BREAKERS)
     ]
+
+
+def turn_start_of(messages: Sequence[formats.Message], index: int) -> int:
+    """The first index of the turn holding message ``index`` (``NotATurn`` when it is in
+    none: a user, system or developer message, or tool results with no assistant before)."""
+    if not 0 <= index < len(messages):
+        raise MessageNotFound(
+            f"No message {index}: the transcript has {len(messages)} messages (indexes from 0)."
+        )
+    start = index
+    while start > 0 and messages[start - 1].role not in TURN_BREAKERS:
+        start -= 1
+    while start <= index and messages[start].role != "assistant":
+        start += 1
+    if start > index:
+        raise NotATurn(
+            f"Message {index} is in no assistant turn.", details={"message_index": index}
+        )
+    return start
 
 
 def as_dicts(messages: Sequence[formats.Message]) -> list[dict]:
@@ -212,13 +232,12 @@ def can_delete(alternative: Alternative, user) -> bool:
 
 
 def delete_alternative(alternative: Alternative, *, user) -> None:
-    """Delete an alternative (its curator or creator), unless it is the transcript's own turn
-    as it stands (``AlternativeIsCurrent``)."""
+    """Delete an alternative (a curator or its creator), unless it is what the transcript
+    holds at its turn now, whatever its source (``AlternativeIsCurrent``): the turn's own
+    content stays among its comparisons."""
     if not can_delete(alternative, user):
         raise NotAllowed("Only a curator or the one who added it may delete an alternative.")
-    if alternative.source == AlternativeSource.TRANSCRIPT and is_current(
-        alternative, alternative.transcript.stored_messages()
-    ):
+    if is_current(alternative, alternative.transcript.stored_messages()):
         raise AlternativeIsCurrent(
             "This alternative is the turn as the transcript holds it: promote another first."
         )
@@ -278,6 +297,149 @@ def alternative_dict(alternative: Alternative, messages: Sequence[formats.Messag
         "created_at": alternative.created_at,
         "current": is_current(alternative, messages),
     }
+
+
+# --- what the transcript page shows ---------------------------------------------------------
+
+
+def turn_panel(transcript: Transcript, index: int, user, messages=None) -> dict:
+    """The turn starting at ``index`` and its alternatives as the transcript page shows them:
+    each with its messages, whether it is the turn as it stands, and whether ``user`` may
+    delete it."""
+    messages = transcript.stored_messages() if messages is None else messages
+    end = turn_end(messages, index)
+    rows = list(alternatives_of(transcript, index))
+    return {
+        "index": index,
+        "last": end - 1,
+        "alternatives": [
+            {
+                "row": row,
+                "messages": [_shown(m) for m in row.messages],
+                "current": is_current(row, messages),
+                "can_delete": can_delete(row, user),
+            }
+            for row in rows
+        ],
+    }
+
+
+def turn_panels(transcript: Transcript, user) -> dict[int, dict]:
+    """The panels of the turns that have alternatives, by the turn's last message (where the
+    page shows them: under the turn); one query when there are none."""
+    starts = sorted(
+        set(
+            Alternative.objects.filter(transcript=transcript).values_list(
+                "message_index", flat=True
+            )
+        )
+    )
+    if not starts:
+        return {}
+    messages = transcript.stored_messages()
+    panels = {}
+    for index in starts:
+        try:
+            panel = turn_panel(transcript, index, user, messages)
+        except (NotATurn, MessageNotFound):  # the transcript changed under them
+            continue
+        panels[panel["last"]] = panel
+    return panels
+
+
+# --- what a pairwise item shows ------------------------------------------------------------
+
+# The messages of the prompt shown before "show all".
+PROMPT_TAIL = 3
+KEYS = "123456789"
+
+
+def turns_with_candidates(transcript: Transcript) -> dict[int, list[Alternative]]:
+    """The turns of ``transcript`` that a pairwise item can compare (two or more
+    alternatives, at a message that still starts an assistant turn), by first index."""
+    by_turn: dict[int, list[Alternative]] = {}
+    for alternative in alternatives_of(transcript):
+        by_turn.setdefault(alternative.message_index, []).append(alternative)
+    return {index: found[:MAX_CANDIDATES] for index, found in by_turn.items() if len(found) >= 2}
+
+
+def item_key(transcript: Transcript, index: int) -> str:
+    """What seeds the order a pairwise item's candidates are shown in (with the annotator)."""
+    return f"{transcript.pk}:{index}"
+
+
+def pairwise_items(transcript: Transcript, user, questions) -> list[dict]:
+    """One pairwise block per (turn with candidates, pairwise question): the prompt (the
+    messages before the turn, its last ``PROMPT_TAIL`` apart), the candidates in the order
+    this annotator is shown them (the one their answer recorded, else their own shuffled
+    order) with their keys, and their answer so far."""
+    asked = [(schema, question) for schema, question in questions if question.kind == "pairwise"]
+    if not asked:
+        return []
+    turns = turns_with_candidates(transcript)
+    if not turns:
+        return []
+    messages = transcript.stored_messages()
+    mine = my_answers(transcript, user)
+    items = []
+    for index, found in sorted(turns.items()):
+        if index >= len(messages) or messages[index].role != "assistant":
+            continue  # the transcript changed under its alternatives: nothing to compare
+        by_id = {alternative.pk: alternative for alternative in found}
+        prompt = [_shown(m.to_dict()) for m in messages[:index]]
+        for schema, question in asked:
+            answer = mine.get((index, schema.current_version_id, question.key))
+            value = answer.value if answer is not None else None
+            recorded = value["order"] if value else []
+            order = (
+                recorded
+                if recorded and set(recorded) <= by_id.keys()
+                else shuffled_order(list(by_id), user.pk, item_key(transcript, index))
+            )
+            items.append(
+                {
+                    "schema": schema,
+                    "question": question,
+                    "index": index,
+                    "earlier": prompt[:-PROMPT_TAIL] if len(prompt) > PROMPT_TAIL else [],
+                    "prompt": prompt[-PROMPT_TAIL:],
+                    "candidates": [
+                        {
+                            "key": KEYS[place],
+                            "alternative": by_id[pk],
+                            "messages": [_shown(m) for m in by_id[pk].messages],
+                            "ratings": _ratings_of(question, value, pk),
+                        }
+                        for place, pk in enumerate(order)
+                    ],
+                    "order": order,
+                    "choice": str(value["choice"]) if value else "",
+                    "reason": value.get("reason", "") if value else "",
+                }
+            )
+    return items
+
+
+def _shown(message: dict) -> dict:
+    return {
+        "role": message.get("role", ""),
+        "channel": message.get("channel") or "",
+        "name": message.get("name") or message.get("recipient") or "",
+        "content": message.get("content") or "",
+    }
+
+
+def _ratings_of(question, value: dict | None, pk: int) -> list[dict]:
+    """The rubric's criteria for one side, each with its scale and the rating given."""
+    given = ((value or {}).get("ratings") or {}).get(str(pk), {})
+    return [
+        {
+            "criterion": criterion,
+            "scale": list(range(criterion.min, criterion.max + 1)),
+            "value": given.get(criterion.key),
+        }
+        for criterion in question.rubric
+    ]
 
 
 def parse_messages(text: str) -> Any:

@@ -1,6 +1,7 @@
 from django.urls import path, re_path, register_converter
 
 from editor.models import DATASET_SLUG_PATTERN
+from editor.views import alternatives as alternative_views
 from editor.views import bulk as bulk_views
 from editor.views import datasets as views
 from editor.views import exports as export_views
@@ -95,6 +96,26 @@ urlpatterns = [
     path("assignments/<int:pk>/resume/", queue_views.assignment_resume, name="assignment-resume"),
     path("transcripts/<int:pk>/answers/", label_views.transcript_answer, name="transcript-answer"),
     path("transcripts/<int:pk>/spans/", label_views.transcript_span, name="transcript-span"),
+    path(
+        "transcripts/<int:pk>/alternatives/<int:index>/",
+        alternative_views.alternatives_panel,
+        name="alternatives-panel",
+    ),
+    path(
+        "transcripts/<int:pk>/alternatives/add/",
+        alternative_views.alternative_add,
+        name="alternative-add",
+    ),
+    path(
+        "transcripts/<int:pk>/alternatives/<int:alt>/promote/",
+        alternative_views.alternative_promote,
+        name="alternative-promote",
+    ),
+    path(
+        "transcripts/<int:pk>/alternatives/<int:alt>/delete/",
+        alternative_views.alternative_delete,
+        name="alternative-delete",
+    ),
     path("annotations/<int:pk>/delete/", label_views.annotation_delete, name="annotation-delete"),
     path("assignments/<int:pk>/review/", queue_views.assignment_review, name="assignment-review"),
     path("transcripts/<int:pk>/", transcript_views.transcript_detail, name="transcript"),

@@ -59,7 +59,32 @@ def _posted_value(request, question):
     value = request.POST.get("value", "")
     if question.kind == "rating":
         return int(value) if value.isdigit() else value
+    if question.kind == "pairwise":
+        return _pairwise_value(request.POST, question)
     return value
+
+
+def _pairwise_value(posted, question) -> dict:
+    """A pairwise block's fields as its answer (docs/labels.md): ``order`` (the ids as
+    shown), ``choice`` (an id or "tie"), ``reason``, ``rating-<id>-<criterion>``. What is not
+    a number is passed on as typed, for the question's check to name."""
+    order = [_whole(item) for item in posted.getlist("order")]
+    value = {"order": order, "choice": _whole(posted.get("choice", ""))}
+    if question.reason != "off":
+        value["reason"] = posted.get("reason", "")
+    ratings: dict = {}
+    for side in order:
+        for criterion in question.rubric:
+            given = posted.get(f"rating-{side}-{criterion.key}", "")
+            if given:
+                ratings.setdefault(str(side), {})[criterion.key] = _whole(given)
+    if ratings:
+        value["ratings"] = ratings
+    return value
+
+
+def _whole(text: str) -> int | str:
+    return int(text) if text.isdigit() and len(text) < 12 else text
 
 
 @require_POST

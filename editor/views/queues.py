@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from editor import queues
+from editor import alternatives, queues
 from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import (
@@ -56,6 +56,9 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
         context["questions"] = annotations.with_my_answers(
             transcript, request.user, queues.queue_questions(queue)
         )
+        context["pairwise"] = alternatives.pairwise_items(
+            transcript, request.user, queues.queue_questions(queue, "turn")
+        )
         view = transcript_view(transcript, WORKING_AUDIENCE)
         context.update(
             transcript_context(
@@ -67,6 +70,7 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
         )
         context.update(message_list_context(view, 0))
         context["revisions"] = []
+        context["turn_alternatives"] = {}  # blind: the pairwise items show them, unlabelled
     return context
 
 

@@ -7,10 +7,11 @@ from urllib.parse import urlsplit
 
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
+from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from editor import formats, queues, workflow
+from editor import alternatives, formats, queues, workflow
 from editor.errors import NotAllowed
 from editor.labels import annotations
 from editor.models import (
@@ -67,6 +68,18 @@ def transcript_context(
         # lazy: read only by the responses that show the History panel
         "revisions": Revision.objects.for_transcript(transcript)[:RECENT_REVISIONS],
         "page_panels": not _asked_from_a_workspace(request),
+        # The alternatives of turns, by the turn's last message (shown under it); lazy: read
+        # once, by the first message card that asks, and only by those who may edit. Not in
+        # a queue's workspace: a pairwise item there shows them blind, in an order of its own.
+        "turn_alternatives": SimpleLazyObject(
+            lambda: (
+                alternatives.turn_panels(transcript, request.user)
+                if transcript.dataset.can_edit(request.user)
+                and audience != END_USER_AUDIENCE
+                and not _asked_from_a_workspace(request)
+                else {}
+            )
+        ),
     }
 
 

@@ -1,8 +1,9 @@
 // The queue pages' keys, and the number keys of the transcript page. The annotator's workspace
 // (templates/editor/queue.html) and the transcript page: number keys answer the question you
-// are on; in the workspace, Ctrl+Enter submits the item from any field, s skips; the
-// transcript's own keys (j/k, e, v, g …) stay in editor.js, which the page loads first, and a
-// key editor.js has taken (preventDefault) is not taken again here. The review page
+// are on (in a pairwise comparison, 1 / 2 / = pick an answer or a tie); in the workspace,
+// Ctrl+Enter submits the item from any field, s skips; the transcript's own keys (j/k, e, v,
+// g …) stay in editor.js, which the page loads first, and a key editor.js has taken
+// (preventDefault) is not taken again here. The review page
 // (templates/editor/queue_review.html): a approves, r rejects (the comment first), n goes on.
 (function () {
   "use strict";
@@ -225,7 +226,8 @@
       return;
     }
     if (inTextField(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (/^[1-9]$/.test(event.key)) {
+    // "=" is a comparison's tie (templates/editor/alternatives.html): 1 and 2 its answers.
+    if (/^[1-9]$/.test(event.key) || event.key === "=") {
       if (pickOption(event.key)) event.preventDefault();
       return;
     }

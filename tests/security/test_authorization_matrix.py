@@ -271,6 +271,37 @@ ANSWER = {"question": "helpful", "value": "no"}
 MATRIX = [
     # --- HTML views ------------------------------------------------------------------------
     html("dashboard", "GET", "/", "302 200 200 200 200 200", scoped=False),
+    # A turn's alternatives (htmx fragments); the annotator added the one of the turn at 2.
+    html(
+        "alternatives-panel",
+        "GET",
+        "/transcripts/{transcript}/alternatives/3/",
+        "403 200 200 200",
+        htmx=True,
+    ),
+    html(
+        "alternative-add",
+        "POST",
+        "/transcripts/{transcript}/alternatives/add/",
+        "403 200 200 200",
+        {"message_index": 2, "messages": "Snow."},
+        htmx=True,
+    ),
+    html(
+        "alternative-promote",
+        "POST",
+        "/transcripts/{transcript}/alternatives/{alternative}/promote/",
+        "403 204 204 204",
+        _version,
+        htmx=True,
+    ),
+    html(
+        "alternative-delete",
+        "POST",
+        "/transcripts/{transcript}/alternatives/{alternative}/delete/",
+        "403 200 403 200",
+        htmx=True,
+    ),
     html(
         "dataset-create",
         "POST",
