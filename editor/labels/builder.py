@@ -1,7 +1,8 @@
 """The schema builder's form: a schema's questions as rows of form fields and back.
 
 A row holds what a curator types about one question, as text (``ROW_FIELDS``); options and
-span tags are one per line, ``value | label | key`` (label and key optional). Reading a row
+span tags are one per line, ``value | label | key`` (label and key optional); a pairwise
+question's rubric is there too, one criterion a line, ``key | label | min | max``. Reading a row
 gives the question as ``labels.parse_definition`` takes it, so the form, the JSON and the API
 are checked by the same rules, and a problem found there points back at its row and field
 (``field_of``). Pure functions: the view reads the request, this module only shapes data.
@@ -28,6 +29,7 @@ ROW_FIELDS = (
     "scale",
     "max_length",
     "choices",
+    "reason",
 )
 # Past this many rows the rest are not read: the schema allows 100 questions, and the
 # 101st makes its "too many" message.
@@ -38,10 +40,16 @@ KIND_NAMES = {
     "multi_choice": "Multiple choice",
     "text": "Free text",
     "span": "Span tags",
+    "pairwise": "Pairwise comparison",
 }
+REASON_NAMES = (
+    ("optional", "asked, optional"),
+    ("required", "required"),
+    ("off", "not asked"),
+)
 CHOICE_FIELD = {"choice": "options", "multi_choice": "options", "span": "tags"}
 # A problem's field (as ``labels.parse_definition`` names it) -> the row field showing it.
-FIELD_OF = {"options": "choices", "tags": "choices"}
+FIELD_OF = {"options": "choices", "tags": "choices", "rubric": "choices"}
 
 
 def rows_from_post(posted) -> list[dict]:
@@ -64,7 +72,7 @@ def question_from_row(row: Mapping[str, Any]) -> dict:
         "prompt": row["prompt"].strip(),
         "required": bool(row["required"]),
     }
-    if kind != "span":
+    if kind not in ("span", "pairwise"):  # a span is about messages, a pairwise about turns
         question["applies_to"] = row["applies_to"] or "transcript"
     for name in ("roles", "channels"):
         words = [word.strip() for word in row[name].split(",") if word.strip()]
@@ -76,7 +84,31 @@ def question_from_row(row: Mapping[str, Any]) -> dict:
         question["scale"] = _number(row["scale"])
     elif kind == "text" and row["max_length"].strip():
         question["max_length"] = _number(row["max_length"])
+    elif kind == "pairwise":
+        question["reason"] = row.get("reason") or "optional"
+        rubric = _rubric_from_lines(row["choices"])
+        if rubric:
+            question["rubric"] = rubric
     return question
+
+
+def _rubric_from_lines(text: str) -> list[dict]:
+    """``key | label | min | max`` a line (label, min and max optional: 1 to 5)."""
+    rubric = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = [part.strip() for part in line.split("|")] + ["", "", ""]
+        key, label, low, high = parts[:4]
+        rubric.append(
+            {
+                "key": key,
+                "label": label or key,
+                "min": _number(low) if low else 1,
+                "max": _number(high) if high else 5,
+            }
+        )
+    return rubric
 
 
 def _number(text: str) -> int | str:
@@ -103,6 +135,7 @@ def row_from_question(question: Mapping[str, Any]) -> dict:
     gives an empty row of its kind, for the checks to name)."""
     kind = question.get("kind") if question.get("kind") in KINDS else "text"
     choices = question.get(CHOICE_FIELD.get(kind, ""), []) or []
+    rubric = (question.get("rubric") or []) if kind == "pairwise" else []
     return {
         "key": _text(question.get("key")),
         "kind": kind,
@@ -113,10 +146,14 @@ def row_from_question(question: Mapping[str, Any]) -> dict:
         "required": bool(question.get("required")),
         "scale": _text(question.get("scale")),
         "max_length": _text(question.get("max_length")),
-        "choices": "\n".join(
-            _choice_line(choice) for choice in choices if isinstance(choice, dict)
-        ),
+        "choices": "\n".join(_choice_line(choice) for choice in choices if isinstance(choice, dict))
+        + "\n".join(_criterion_line(c) for c in rubric if isinstance(c, dict)),
+        "reason": _text(question.get("reason")),
     }
+
+
+def _criterion_line(criterion: Mapping[str, Any]) -> str:
+    return " | ".join(_text(criterion.get(name)) for name in ("key", "label", "min", "max"))
 
 
 def _text(value: Any) -> str:
@@ -148,6 +185,8 @@ def blank_row(kind: str, rows: list[dict]) -> dict:
     elif kind == "span":
         row["applies_to"] = "message"
         row["choices"] = "issue | Issue | i"
+    elif kind == "pairwise":
+        row["reason"] = "optional"
     return row
 
 

@@ -250,6 +250,7 @@ def _builder_context(
         "general_problems": general,
         "starters": STARTERS,
         "kinds": builder.KIND_NAMES,
+        "reason_choices": builder.REASON_NAMES,
         "preview_schema": PREVIEW_STAND_IN,
         "preview_transcript": PREVIEW_STAND_IN,
     }

@@ -8,7 +8,7 @@ import pytest
 
 from editor import alternatives, labels, queues
 from editor.errors import NotAllowed
-from editor.labels import InvalidAnswer, InvalidLabelSchema, annotations, parse_definition
+from editor.labels import InvalidAnswer, InvalidLabelSchema, annotations, builder, parse_definition
 from editor.labels.agreement import KAPPA, for_question_kind
 from editor.models import Annotation, Membership, Role
 from editor.storage.create import create_transcript
@@ -250,3 +250,48 @@ def test_the_order_recorded_is_the_order_shown_and_results_name_ids(
 
 def schema_question(schema):
     return labels.definition_of(schema.current_version).question("better")
+
+
+# --- the schema builder ---------------------------------------------------------------------
+
+
+def test_the_builder_writes_and_reads_a_pairwise_question():
+    row = {
+        **builder.blank_row("pairwise", []),
+        "prompt": "Which is better?",
+        "reason": "required",
+        "choices": "helpful | Helpful | 1 | 5\ntone",
+    }
+    question = builder.question_from_row(row)
+    assert question == {
+        "key": "pairwise_1",
+        "kind": "pairwise",
+        "prompt": "Which is better?",
+        "required": False,
+        "reason": "required",
+        "rubric": [
+            {"key": "helpful", "label": "Helpful", "min": 1, "max": 5},
+            {"key": "tone", "label": "tone", "min": 1, "max": 5},
+        ],
+    }
+    stored = parse_definition([question]).stored()[0]
+    again = builder.row_from_question(stored)
+    assert again["choices"] == "helpful | Helpful | 1 | 5\ntone | tone | 1 | 5"
+    assert again["reason"] == "required"
+
+
+def test_the_builder_page_offers_the_kind_and_marks_a_bad_rubric(client, curator, dataset):
+    client.force_login(curator)
+    url = f"/datasets/{dataset.slug}/labels/save/"
+    added = client.post(url, {"action": "add:pairwise"}, headers={"HX-Request": "true"})
+    html = added.content.decode()
+    assert 'data-kind="pairwise"' in html and "Rubric" in html and 'name="q0-reason"' in html
+    fields = {name: "" for name in builder.ROW_FIELDS}
+    fields.update(key="better", kind="pairwise", prompt="Better?", reason="off", choices="x|X|3|2")
+    posted = {"q": ["0"], "name": "Prefs", **{f"q0-{k}": v for k, v in fields.items()}}
+    refused = client.post(url, posted).content.decode()
+    assert "min must be below max" in refused
+    posted["q0-choices"] = "x | X | 1 | 3"
+    client.post(url, posted)
+    [question] = labels.definition_of(labels.LabelSchema.objects.get().current_version).questions
+    assert (question.kind, question.reason, question.rubric[0].max) == ("pairwise", "off", 3)
