@@ -25,7 +25,7 @@ import threading
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import Any, Protocol
 
 from .convert import map_transcript_traced
@@ -111,9 +111,7 @@ class TiktokenTokenizer:
         return [len(t) for t in self._encode_batch(texts)]
 
     def _encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        return self.encoding.encode_batch(
-            list(texts), allowed_special="all", disallowed_special=()
-        )
+        return self.encoding.encode_batch(list(texts), allowed_special="all", disallowed_special=())
 
     def segment_counts_batch(
         self, texts: Sequence[str], cuts: Sequence[Sequence[int]]
@@ -129,7 +127,7 @@ class TiktokenTokenizer:
         for i, (text, at) in enumerate(zip(texts, cuts, strict=True)):
             if all(self._special_next_to(text, c) for c in at):
                 bounds = [0, *at, len(text)]
-                pieces.extend(text[a:b] for a, b in zip(bounds, bounds[1:], strict=False))
+                pieces.extend(text[a:b] for a, b in pairwise(bounds))
                 split.append((i, len(bounds) - 1))
             else:
                 whole.append(i)
@@ -209,7 +207,9 @@ def _find_rank_file(name: str) -> tuple[bytes, str]:
 
         cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
     # tiktoken names a cached file by the SHA-1 of the URL it came from (tiktoken/load.py).
-    candidates.append(os.path.join(cache_dir, hashlib.sha1((BLOB + file_name).encode()).hexdigest()))
+    candidates.append(
+        os.path.join(cache_dir, hashlib.sha1((BLOB + file_name).encode()).hexdigest())
+    )
     own_dir = os.environ.get(ENV_DIR)
     if own_dir:
         candidates.append(os.path.join(own_dir, file_name))
@@ -343,7 +343,12 @@ class MessageCount:
     tokens: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "role": self.role, "channel": self.channel, "tokens": self.tokens}
+        return {
+            "index": self.index,
+            "role": self.role,
+            "channel": self.channel,
+            "tokens": self.tokens,
+        }
 
 
 @dataclass(frozen=True)
@@ -420,7 +425,7 @@ def _spans_as_parsed(transcript: Transcript, text: str) -> list[tuple[int, int]]
         if source.text is not text and source.text != text:
             return None
         spans.append((source.begin, source.end))
-    if any(a[1] > b[0] for a, b in zip(spans, spans[1:], strict=False)):
+    if any(a[1] > b[0] for a, b in pairwise(spans)):
         return None
     return spans
 
@@ -453,7 +458,8 @@ def _counts(transcript: Transcript, layout: _Layout, pieces: list[int], name: st
         else:
             framing += tokens  # a message the conversion generated
     messages = tuple(
-        MessageCount(i, m.role, m.channel, per_message[i]) for i, m in enumerate(transcript.messages)
+        MessageCount(i, m.role, m.channel, per_message[i])
+        for i, m in enumerate(transcript.messages)
     )
     channels: dict[str, int] = {}
     for counted in messages:
