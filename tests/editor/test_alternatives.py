@@ -4,6 +4,7 @@ and dedupe, deleting, promoting as one revision, permissions and the per-annotat
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 
 from editor import alternatives, formats
 from editor.errors import (
@@ -14,7 +15,7 @@ from editor.errors import (
     NotAllowed,
     NotATurn,
 )
-from editor.models import Alternative, Transcript
+from editor.models import Alternative, Dataset, LabelSchema, ReviewQueue, Transcript
 from editor.storage.create import create_transcript
 
 pytestmark = pytest.mark.django_db
@@ -224,3 +225,20 @@ def test_the_order_shown_is_stable_per_annotator_and_varies_between_them():
     assert alternatives.shuffled_order([12, 11], 1, "t5:m2") == first
     orders = {tuple(alternatives.shuffled_order(ids, user, "t5:m2")) for user in range(20)}
     assert orders == {(11, 12), (12, 11)}
+
+
+def test_the_demo_has_a_pairwise_example_once_it_has_a_curator(django_user_model):
+    call_command("load_demo", verbosity=0)
+    assert not Alternative.objects.exists()  # no curator yet: nobody to add it
+    django_user_model.objects.create_superuser("admin", password="x")
+    call_command("load_demo", "--curator", "admin", verbosity=0)
+    call_command("load_demo", "--curator", "admin", verbosity=0)
+    demo = Dataset.objects.get(slug="demo")
+    transcript = Transcript.objects.get(dataset=demo, external_id="demo-openchatml-2.2")
+    turn = list(alternatives.alternatives_of(transcript, 3))
+    assert [a.source for a in turn] == ["transcript", "hand"]
+    assert len(turn[0].messages) == 5  # analysis, two commentaries, the tool's answer, final
+    schema = LabelSchema.objects.get(dataset=demo, name="Preference")
+    queue = ReviewQueue.objects.get(dataset=demo, name="Compare answers")
+    assert list(queue.schemas.all()) == [schema]
+    assert list(queue.items.values_list("transcript", flat=True)) == [transcript.pk]
