@@ -6,6 +6,8 @@
                                               FILE:line:col: severity CODE: message
     ocm convert FILE --to S [--from S]        text on stdout, losses on stderr
     ocm render FILE [--audience A]
+    ocm tokens FILE (--encoding E | --tokenizer tokenizer.json) [--json]
+                                              tokens per message, channel and in all
     ocm push FILE --dataset SLUG              import into a server's dataset, print the report
     ocm pull SLUG --to S [--version V] [-o FILE]
                                               a server's dataset in spec S, as JSONL
@@ -38,7 +40,7 @@ from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
-from . import jsonl
+from . import jsonl, tokens_cli
 from .canonical import dumps
 from .detect import detect as detect_spec
 from .diagnostics import ERROR, Diagnostic, has_errors
@@ -368,6 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="who reads it: end_user sees what a chat user sees, annotator everything with "
         "hidden parts marked, debug the raw source (default: %(default)s)",
     )
+    tokens = command(
+        "tokens",
+        partial(tokens_cli.cmd_tokens, read=read_input),
+        "count FILE's tokens per message, per channel and in all, as the spec renders it",
+    )
+    tokens_cli.add_options(tokens)
     remote_commands(commands)
     return parser
 

@@ -189,8 +189,10 @@ def _counts_by_start(starts: Sequence[int], n: int, cuts: Sequence[int]) -> list
     return out
 
 
-def _find_rank_file(name: str) -> tuple[bytes, str]:
-    """The rank file of ``name`` from the machine, hash-checked, and where it was found."""
+def _find_rank_file(encoding: str) -> tuple[bytes, str]:
+    """The rank file ``encoding`` is built on, from the machine, hash-checked, and where it
+    was found."""
+    name = RANKS_OF[encoding]
     file_name, expected = RANK_FILES[name]
     candidates = []
     if name == "cl100k_base":
@@ -220,7 +222,7 @@ def _find_rank_file(name: str) -> tuple[bytes, str]:
             data = handle.read()
         if hashlib.sha256(data).hexdigest() == expected:
             return data, path
-    raise TokenizerUnavailable(unavailable_message(name))
+    raise TokenizerUnavailable(unavailable_message(encoding))
 
 
 def unavailable_message(name: str) -> str:
@@ -258,7 +260,7 @@ def tiktoken_encoding(name: str) -> TiktokenTokenizer:
         from tiktoken_ext import openai_public
     except ImportError as error:  # pragma: no cover - a dependency of the project
         raise TokenizerUnavailable("The tiktoken package is not installed.") from error
-    data, _ = _find_rank_file(RANKS_OF[name])
+    data, _ = _find_rank_file(name)
     ranks = {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
