@@ -226,7 +226,7 @@ def test_a_rank_file_in_the_tiktoken_cache_or_own_directory_is_used(offline_dirs
 def test_unknown_encoding_and_unreadable_tokenizer_json():
     with pytest.raises(tokens.TokenizerUnavailable, match="Unknown tiktoken encoding"):
         tokens.tiktoken_encoding("p50k_base")
-    with pytest.raises(tokens.TokenizerUnavailable, match="not a readable tokenizer.json"):
+    with pytest.raises(tokens.TokenizerUnavailable, match=r"not a readable tokenizer\.json"):
         tokens.huggingface_tokenizer('{"version": "1.0"}')
     with pytest.raises(tokens.TokenizerUnavailable, match="not UTF-8"):
         tokens.huggingface_tokenizer(b"\xff\xfe")
