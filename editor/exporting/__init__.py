@@ -18,6 +18,9 @@ as the same transcripts::
 ``format="messages"``: one Hugging Face / TRL chat row per transcript,
 ``{"messages": [{"role", "content", …}], "tools": [...]}``, converted from the stored messages;
 other top-level keys of the OpenAI document are left out and reported as losses.
+
+``format="preference"``: the dataset's preference pairs, one TRL / HH-RLHF row each
+(``editor.exporting.preference``; ``preference_shape``, ``sources``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,14 @@ from enum import StrEnum
 
 from editor import formats
 from editor.errors import InvalidContent
+from editor.exporting.preference import PreferenceExport, check_options
 from editor.formats.convert import map_transcript_traced
 from editor.formats.model import SEMANTIC_FIELDS
+from editor.formats.preference import CONVERSATIONAL
 from editor.formats.render import END_USER, render
 from editor.labels.export import placed_annotations
 from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
+from editor.pairs import SOURCES as PAIR_SOURCES
 
 CHUNK_SIZE = 500
 MESSAGES_SPEC = formats.CHAT_DATASET_SPEC  # the chat-dataset shape of TRL and Hugging Face
@@ -46,6 +52,7 @@ LOSS_EXAMPLES = 5  # transcripts named per lost field (the others are counted: "
 class Format(StrEnum):
     JSONL = "jsonl"
     MESSAGES = "messages"
+    PREFERENCE = "preference"
 
 
 @dataclass
@@ -358,7 +365,9 @@ def export_dataset(
     transcripts: TranscriptQuerySet | None = None,
     chunk_size: int = CHUNK_SIZE,
     with_annotations: bool = False,
-) -> DatasetExport:
+    preference_shape: str = CONVERSATIONAL,
+    sources: tuple[str, ...] | list[str] | None = None,
+) -> DatasetExport | PreferenceExport:
     """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
 
     ``spec`` None keeps each transcript's own spec. ``statuses`` keeps only those review
@@ -366,6 +375,10 @@ def export_dataset(
     transcripts: that is where label filters plug in). ``with_annotations`` adds each
     transcript's annotations to its line, placed in the exported messages
     (``editor.labels.export``); a label that cannot follow is a loss.
+
+    ``format="preference"``: the pairs of the selected transcripts instead, as rows of
+    ``preference_shape`` (conversational, standard, hh) from ``sources`` (any of edit,
+    import, pairwise; all when None), their messages in ``spec``; no audience, no annotations.
     """
     if spec is not None and not formats.is_spec(spec):
         raise InvalidContent(
@@ -376,7 +389,8 @@ def export_dataset(
         format = Format(format)
     except ValueError:
         raise InvalidContent(
-            f"Unknown export format {format!r}; expected jsonl or messages.", code="invalid-request"
+            f"Unknown export format {format!r}; expected one of: {', '.join(Format)}.",
+            code="invalid-request",
         ) from None
     unknown = set(statuses) - set(Status.values)
     if unknown:
@@ -388,6 +402,22 @@ def export_dataset(
     selection = (Transcript.objects.all() if transcripts is None else transcripts).filter(
         dataset=dataset
     )
+    if format == Format.PREFERENCE:
+        sources = PAIR_SOURCES if sources is None else tuple(sources)
+        check_options(preference_shape, spec, sources)
+        if audience is not None or with_annotations:
+            raise InvalidContent(
+                "Preference rows are whole messages: no audience, no annotations.",
+                code="invalid-request",
+            )
+        return PreferenceExport(
+            dataset,
+            transcripts=selection.with_status(*statuses),
+            shape=preference_shape,
+            spec=spec,
+            sources=sources,
+            chunk_size=chunk_size,
+        )
     return DatasetExport(
         selection.with_status(*statuses),
         spec=spec,

@@ -4,10 +4,14 @@ The export itself is ``editor.exporting.export_dataset`` (the same lines as the 
 export); this module gives it a task row, writes its lines to a file in
 ``settings.OCM_EXPORT_DIR`` (renamed into place only once complete, so a half-written file is
 never offered) and records how many transcripts it holds and what they lost.
+
+``file_format="parquet"`` writes the same rows as Parquet instead (``editor.exporting.parquet``:
+row groups of a thousand rows, constant memory).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
@@ -18,16 +22,25 @@ from django.db import transaction
 from django_tasks import task
 
 from editor import background
-from editor.errors import ExportNotReady, NotAllowed
-from editor.exporting import export_dataset
+from editor.errors import ExportNotReady, InvalidContent, NotAllowed
+from editor.exporting import Format, export_dataset
+from editor.exporting.parquet import write_parquet
 from editor.models import Dataset, ExportTask, TaskStatus, Transcript
-from editor.visibility import export_audience
+from editor.visibility import export_audience, require_pairs_reader
 
 logger = logging.getLogger(__name__)
 
+JSONL, PARQUET = "jsonl", "parquet"
+FILE_FORMATS = (JSONL, PARQUET)
 
-def check_export_allowed(dataset: Dataset, user, *, audience: str | None, with_annotations: bool):
-    """Raise NotAllowed unless ``user`` may export ``dataset`` so (viewers: end-user only)."""
+
+def check_export_allowed(
+    dataset: Dataset, user, *, audience: str | None, with_annotations: bool, format: str = ""
+):
+    """Raise NotAllowed unless ``user`` may export ``dataset`` so (viewers: end-user only;
+    preference pairs: the roles that read pairs)."""
+    if format == Format.PREFERENCE:
+        require_pairs_reader(dataset, user)
     export_audience(dataset, user, audience)
     if with_annotations and not dataset.can_review(user):
         raise NotAllowed("Only reviewers and curators export everyone's annotations.")
@@ -40,6 +53,7 @@ def check_may_see(task: ExportTask, user) -> None:
         user,
         audience=task.options.get("audience"),
         with_annotations=task.options.get("with_annotations", False),
+        format=task.options.get("format", ""),
     )
 
 
@@ -53,10 +67,21 @@ def start_export_task(
     audience: str | None = None,
     with_annotations: bool = False,
     ids: list[int] | None = None,
+    file_format: str = JSONL,
+    preference_shape: str | None = None,
+    sources: list[str] | None = None,
 ) -> ExportTask:
     """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
-    options are refused now, not in the worker."""
-    check_export_allowed(dataset, author, audience=audience, with_annotations=with_annotations)
+    options are refused now, not in the worker. ``file_format``: jsonl or parquet;
+    ``preference_shape`` and ``sources``: those of a ``format="preference"`` export."""
+    check_export_allowed(
+        dataset, author, audience=audience, with_annotations=with_annotations, format=format
+    )
+    if file_format not in FILE_FORMATS:
+        raise InvalidContent(
+            f"Unknown file format {file_format!r}; expected jsonl or parquet.",
+            code="invalid-request",
+        )
     options = {
         "spec": spec,
         "format": str(format),
@@ -66,12 +91,18 @@ def start_export_task(
     }
     if ids is not None:
         options["ids"] = list(ids)
+    if preference_shape is not None:
+        options["preference_shape"] = preference_shape
+    if sources is not None:
+        options["sources"] = list(sources)
+    if file_format != JSONL:
+        options["file_format"] = file_format
     _lines(dataset, options)  # validates the options (unknown spec, status…)
     task = ExportTask.objects.create(
         dataset=dataset,
         created_by=author,
         options=options,
-        file_name=f"{dataset.slug}-{spec or format}.jsonl",
+        file_name=f"{dataset.slug}-{spec or format}.{file_format}",
     )
     transaction.on_commit(lambda: export_file.enqueue(task.pk))
     return task
@@ -84,17 +115,27 @@ def run_export_task(task_pk: int) -> ExportTask | None:
     task = ExportTask.objects.select_related("dataset").get(pk=task_pk)
     export_dir = Path(settings.OCM_EXPORT_DIR)
     export_dir.mkdir(parents=True, exist_ok=True)
-    final = export_dir / f"export-{uuid.uuid4().hex}.jsonl"
-    partial = final.with_suffix(".jsonl.part")
+    file_format = task.options.get("file_format", JSONL)
+    final = export_dir / f"export-{uuid.uuid4().hex}.{file_format}"
+    partial = final.with_suffix(f".{file_format}.part")
     lines = _lines(task.dataset, task.options)
     total = lines.transcripts.count()
+    file_losses: dict[str, int] = {}
     with background.Heartbeat(ExportTask, task_pk) as heartbeat:
         heartbeat.progress = {"transcripts": 0, "total": total}
+
+        def counted(rows):
+            for row in rows:
+                yield row
+                heartbeat.progress = {"transcripts": lines.count, "total": total}
+
         try:
-            with open(partial, "w", encoding="utf-8", newline="") as out:
-                for line in lines:
-                    out.write(line)
-                    heartbeat.progress = {"transcripts": lines.count, "total": total}
+            if file_format == PARQUET:
+                file_losses = write_parquet(counted(_rows(lines)), partial).losses
+            else:
+                with open(partial, "w", encoding="utf-8", newline="") as out:
+                    for line in counted(lines):
+                        out.write(line)
             os.replace(partial, final)
         except Exception:
             partial.unlink(missing_ok=True)
@@ -114,6 +155,8 @@ def run_export_task(task_pk: int) -> ExportTask | None:
             "loss_count": lines.loss_count,
             "summary": lines.loss_summary,
             "losses": lines.losses,
+            **_left_out(lines),
+            **({"file": file_losses} if file_losses else {}),
         },
         progress={"transcripts": lines.count, "total": total},
     )
@@ -124,9 +167,27 @@ def run_export_task(task_pk: int) -> ExportTask | None:
 def _lines(dataset: Dataset, options: dict):
     """The export's lines (``editor.exporting.export_dataset``) for the stored options."""
     options = dict(options)
+    options.pop("file_format", None)
     ids = options.pop("ids", None)
     selection = None if ids is None else Transcript.objects.filter(pk__in=ids)
     return export_dataset(dataset, transcripts=selection, **options)
+
+
+def _rows(lines):
+    """The export's rows as dicts: a preference export gives them; the others' lines are
+    read back one at a time (their writer builds each line as JSON)."""
+    rows = getattr(lines, "rows", None)
+    if rows is not None:
+        yield from rows()
+        return
+    for line in lines:
+        yield json.loads(line)
+
+
+def _left_out(lines) -> dict:
+    """A preference export's summary of the pairs it left out (ties, excluded…), by why."""
+    left_out = getattr(lines, "left_out", None)
+    return {} if left_out is None else {"left_out": left_out, "pairs": lines.count}
 
 
 def progress_of(task: ExportTask) -> dict:

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
+from editor.importing.preference import paired, record_imported_pair
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.models import Dataset, RevisionKind, Status, Transcript
 from editor.storage.content import TITLE_LENGTH, TranscriptContent, check_storable
@@ -191,12 +192,15 @@ class Importer:
                 return self._fail(
                     item, f"no message could be read: {content.first_error()}", "no-messages"
                 )
-            new = NewTranscript(
-                content,
-                title=candidate.title or default_title(content, candidate.fallback_title),
-                metadata=candidate.metadata,
-                external_id=candidate.external_id,
-                status=(self.keeps_status and candidate.status) or Status.DRAFT,
+            new = paired(
+                NewTranscript(
+                    content,
+                    title=candidate.title or default_title(content, candidate.fallback_title),
+                    metadata=candidate.metadata,
+                    external_id=candidate.external_id,
+                    status=(self.keeps_status and candidate.status) or Status.DRAFT,
+                ),
+                candidate.preference,
             )
             check_storable(
                 content, title=new.title, metadata=new.metadata, external_id=new.external_id
@@ -238,6 +242,8 @@ class Importer:
                     note=self.notes[Action.CREATED],
                     checked=True,  # by _prepare, item by item
                 )
+                for (_, new), transcript in zip(batch, created, strict=True):
+                    record_imported_pair(transcript, new, self.author)
         except IntegrityError:
             # Only a concurrent import of the same ids can get here (ids were looked up).
             for item, _ in batch:

@@ -36,6 +36,9 @@ class Candidate:
     error: str = ""  # why the item could not even be read
     error_code: str = ""
     fallback_title: str = ""  # a file's name, used when nothing better names the item
+    # A preference row's pair ({"message_index", "chosen", "rejected"}), recorded once the
+    # transcript is created (editor.importing.preference).
+    preference: dict | None = None
 
 
 def unreadable(location: str, code: str, message: str) -> Candidate:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO
 
 from editor.formats import jsonl
-from editor.importing import limits
+from editor.importing import limits, preference
 from editor.importing.candidates import Candidate, from_record, unreadable
 from editor.importing.report import ImportReport
 
@@ -45,12 +45,18 @@ def bounded_lines(stream: IO[bytes], first: bytes = b"") -> Iterator[bytes | int
 
 
 def read_jsonl(
-    lines: Iterable[bytes | int], name: str, report: ImportReport, spec: str | None
+    lines: Iterable[bytes | int],
+    name: str,
+    report: ImportReport,
+    spec: str | None,
+    shape: str | None = None,
 ) -> Iterator[Candidate]:
     """One candidate per non-blank line, read in ``spec`` unless it names its own; a line
     that is not UTF-8, not JSON (nested deeper than ``formats.MAX_JSON_DEPTH`` included), not
     a transcript or longer than ``MAX_LINE_BYTES`` is a failed item of its own, and reading
-    goes on."""
+    goes on. A preference row (``editor.importing.preference``: recognised by its keys, or
+    every line with ``shape`` preference or hh) is a transcript with its pair; once one is
+    seen, every later line is read as a row."""
     for number, raw in enumerate(lines, start=1):
         location = f"{name}:{number}"
         if isinstance(raw, int):
@@ -66,4 +72,11 @@ def read_jsonl(
         line = jsonl.record_line(raw)
         if not line.strip():
             continue
+        if preference.is_row_line(line, shape):
+            value = preference.row_value(line)
+            if value is not None and preference.wants_rows(value, shape):
+                # A file of preference rows: its later lines are rows too, even a bad one.
+                shape = shape or preference.PREFERENCE
+                yield preference.row_candidate(value, location, number, spec, shape)
+                continue
         yield from_record(jsonl.read_record(number, line, spec, located=False), location)

@@ -11,6 +11,7 @@ from django.db import transaction
 from editor.db import planner_stats
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
 from editor.importing.batches import Importer, OnConflict
+from editor.importing.preference import SHAPES
 from editor.importing.report import ImportReport, ProgressCallback
 from editor.importing.sources import Kind, open_source
 from editor.models import Dataset, Message, Transcript
@@ -34,6 +35,7 @@ def import_transcripts(
     batch_size: int = BATCH_SIZE,
     before_commit: ProgressCallback | None = None,
     tag: str = "",
+    shape: str | None = None,
 ) -> ImportReport:
     """Import every transcript in ``source`` into ``dataset`` and report on each.
 
@@ -53,7 +55,9 @@ def import_transcripts(
     import calls it inside each batch's transaction instead, with the report so far (a task
     records what is committed as it is committed, so that what it kept is known if its
     worker dies). ``tag`` is added to the notes of the revisions it writes (``imported
-    (import 12)``), so the transcripts an import wrote can be found by it.
+    (import 12)``), so the transcripts an import wrote can be found by it. ``shape``: None
+    recognises preference rows by their keys; ``preference`` / ``hh`` reads every row as
+    one, ``transcripts`` none (``editor.importing.preference``).
 
     Raises ``ImportRejected`` (all-or-nothing mode, some item unreadable: nothing written)
     and ``NotAllowed``; otherwise returns the report.
@@ -65,9 +69,14 @@ def import_transcripts(
         kind = Kind(kind)
     except ValueError as error:
         raise InvalidContent(str(error), code="invalid-request") from None
+    if shape is not None and shape not in SHAPES:
+        raise InvalidContent(
+            f"Unknown import shape {shape!r}; expected one of: {', '.join(SHAPES)}.",
+            code="invalid-request",
+        )
     report = ImportReport(partial=partial)
     importer = Importer(dataset, author, on_conflict, partial, report, progress, batch_size, tag)
-    with open_source(source, kind, name, report, spec) as candidates:
+    with open_source(source, kind, name, report, spec, shape) as candidates:
         if partial:
             importer.run(candidates, before_commit)
         else:

@@ -23,6 +23,7 @@ from editor.importing import limits
 from editor.importing.archives import check_directory, read_folder, read_zip
 from editor.importing.candidates import Candidate, file_candidates
 from editor.importing.lines import bounded_lines, first_line, is_message_line, read_jsonl
+from editor.importing.preference import array_candidates
 from editor.importing.report import ImportReport
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -38,16 +39,28 @@ class Kind(StrEnum):
 
 @contextmanager
 def open_source(
-    source, kind: Kind, name: str | None, report: ImportReport, spec: str | None
+    source,
+    kind: Kind,
+    name: str | None,
+    report: ImportReport,
+    spec: str | None,
+    shape: str | None = None,
 ) -> Iterator[Iterator[Candidate]]:
     """The candidates of ``source``, each read in ``spec`` unless it names its own; closes
-    whatever was opened to read them."""
+    whatever was opened to read them. ``shape`` (``editor.importing.preference``) reads the
+    rows of a JSONL or JSON array file as preference rows (or never: ``transcripts``)."""
     with ExitStack() as opened:
-        yield _candidates(source, kind, name, report, spec, opened)
+        yield _candidates(source, kind, name, report, spec, opened, shape)
 
 
 def _candidates(
-    source, kind: Kind, name: str | None, report: ImportReport, spec: str | None, opened: ExitStack
+    source,
+    kind: Kind,
+    name: str | None,
+    report: ImportReport,
+    spec: str | None,
+    opened: ExitStack,
+    shape: str | None = None,
 ) -> Iterator[Candidate]:
     if isinstance(source, bytes):
         source = io.BytesIO(source)
@@ -79,8 +92,13 @@ def _candidates(
         and not is_message_line(first)
     )
     if is_jsonl:
-        return read_jsonl(bounded_lines(stream, first), name or "<stdin>", report, spec)
+        return read_jsonl(bounded_lines(stream, first), name or "<stdin>", report, spec, shape)
     rest = stream.read(limits.MAX_TRANSCRIPT_BYTES + 1 - len(first))
+    if len(first + rest) <= limits.MAX_TRANSCRIPT_BYTES:
+        rows = array_candidates(first + rest, name or "<stdin>", spec, shape)
+        if rows is not None:
+            report.bytes_read += len(first + rest)
+            return iter(rows)
     return iter(file_candidates(first + rest, name, report, external_id=name, spec=spec))
 
 
