@@ -282,3 +282,109 @@ class AlternativeIsCurrent(DomainError):
 
     code = "alternative-is-current"
     status = 409
+
+
+class WebhookUrlRefused(InvalidContent):
+    """A webhook URL that is not http(s), does not resolve, or resolves to an address the
+    server must not call (loopback, private, link-local…: ``editor.webhooks.addresses``)."""
+
+    code = "webhook-url-refused"
+
+
+class WebhookNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class VersionNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class VersionNameTaken(DomainError):
+    code = "version-name-taken"
+    status = 409
+
+
+class ModelCallFailed(DomainError):
+    """A model server refused, failed or did not answer in time. ``details``: ``status_code``
+    (the server's, None when it never answered), ``retryable`` (429, 5xx, timeouts, refused
+    connections) and ``retry_after`` (seconds, from the server's Retry-After). The message
+    says what the server answered, never the API key."""
+
+    code = "model-call-failed"
+    status = 502
+
+
+class ModelConnectionNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class InvalidModelConnection(InvalidContent):
+    """A model connection's fields refused (a base URL that is not http(s), an env var name
+    that is not one, a key's value given instead of its variable's name …)."""
+
+    code = "invalid-model-connection"
+
+
+class ModelConnectionNameTaken(DomainError):
+    code = "model-connection-name-taken"
+    status = 409
+
+
+class ModelConnectionInUse(DomainError):
+    """A connection a judge still uses cannot be deleted."""
+
+    code = "model-connection-in-use"
+    status = 409
+
+
+class InvalidTokenizer(InvalidContent):
+    """A dataset tokenizer that cannot be set: an unknown kind or encoding, a tokenizer.json
+    that the ``tokenizers`` library cannot read or that is too large, a bad context length."""
+
+    code = "invalid-tokenizer"
+
+
+class TokenizerNotSet(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class InvalidJudge(InvalidContent):
+    """A judge that cannot be attached: an unknown question, a kind a model cannot answer here
+    (span, pairwise), a question about each message, a prompt template without its
+    placeholders, a connection of another dataset."""
+
+    code = "invalid-judge"
+
+
+class JudgeNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class JudgeRunNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class JudgeRunNotResumable(DomainError):
+    """Only an ended run (failed, cancelled or finished with failures) is resumed; a running
+    or queued one is left to finish."""
+
+    code = "judge-run-not-resumable"
+    status = 409
+
+
+class SuggestionNotFound(DomainError):
+    code = "not-found"
+    status = 404
+
+
+class UnreadableAnswer(DomainError):
+    """A model's answer that names no value the question takes: a failure of that item."""
+
+    code = "unreadable-answer"
+    status = 502

@@ -10,6 +10,7 @@ import pytest
 from django.core.cache import cache
 
 from editor.models import Dataset, Membership, Role
+from tests.support.openai_server import openai_server  # noqa: F401  (a fixture for every test)
 
 IMMEDIATE_TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 
