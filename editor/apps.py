@@ -15,6 +15,7 @@ class EditorConfig(AppConfig):
         from editor.importing import tasks as import_tasks  # noqa: F401
         from editor.models import tokens
         from editor.storage import message_rows
+        from editor.tokenizing import tasks as token_tasks  # noqa: F401
 
         tokens.connect()
         message_rows.connect()

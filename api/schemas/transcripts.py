@@ -22,6 +22,9 @@ class TranscriptSummaryOut(Schema):
     message_count: int
     error_count: int
     warning_count: int
+    token_count: int | None = Field(
+        None, description="Tokens under the dataset's tokenizer (null: not counted)."
+    )
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
@@ -47,6 +50,14 @@ class TranscriptOut(Schema):
     source_text: str = Field(description="The text in `spec`, as last saved (layout kept).")
     source_is_exact: bool = Field(
         description="False when `spec` cannot say everything the messages hold."
+    )
+    token_count: int | None = Field(
+        None, description="Tokens under the dataset's tokenizer (null: not counted)."
+    )
+    token_counts: dict | None = Field(
+        None,
+        description="{tokenizer, version, total, framing, messages: [tokens per message], "
+        'channels: {channel: tokens, "": no channel}} (docs/tokens.md); null: not counted.',
     )
     created_at: datetime
     updated_at: datetime
@@ -121,9 +132,17 @@ class TranscriptFilters(Schema):
         None, description="Changed at or after this time (a date: from its start)."
     )
     sort: TranscriptSort = Field(
-        "id", description="id, updated, title, messages or errors; a leading - reverses."
+        "id",
+        description="id, updated, title, messages, errors or tokens; a leading - reverses.",
     )
     deleted: bool = Field(False, description="List the deleted transcripts instead.")
+    tokens_over: int | None = Field(
+        None,
+        ge=0,
+        le=2**31 - 1,
+        description="Only those with more than this many tokens under the dataset's "
+        "tokenizer (uncounted ones never match).",
+    )
     label: str | None = Field(
         None,
         max_length=300,
@@ -143,6 +162,7 @@ class TranscriptFilters(Schema):
             contains=self.has,
             updated_by=self.updated_by,
             updated_since=self.updated_since,
+            tokens_over=self.tokens_over,
             label=parse_label_filter(pickable_questions(dataset), self.label)
             if self.label
             else None,

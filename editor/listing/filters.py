@@ -29,6 +29,8 @@ SORT_OPTIONS = [
     ("messages", "fewest messages first"),
     ("-errors", "most errors first"),
     ("errors", "fewest errors first"),
+    ("-tokens", "most tokens first"),
+    ("tokens", "fewest tokens first"),
 ]
 DEFAULT_SORT = SORT_OPTIONS[0][0]
 
@@ -101,6 +103,14 @@ class TranscriptFilterForm(forms.Form):
         label="Changed since",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
+    # Named and valued as the API's parameter (editor.tokens counts them).
+    tokens_over = forms.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=2**31 - 1,
+        label="Over N tokens",
+        widget=forms.NumberInput(attrs={"placeholder": "4096"}),
+    )
     sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
     label = forms.ChoiceField(required=False, label="Label")
 
@@ -123,6 +133,7 @@ class TranscriptFilterForm(forms.Form):
             updated_by=(data.get("updated_by") or "").strip() or None,
             updated_since=data.get("updated_since"),
             label=data.get("label"),
+            tokens_over=data.get("tokens_over"),
         )
 
     def sort_key(self) -> str:

@@ -82,6 +82,7 @@ TRANSCRIPT_SORTS = {
     "title": "title",
     "messages": "message_count",
     "errors": "error_count",
+    "tokens": "token_count",  # uncounted (null) transcripts last either way
 }
 
 
@@ -103,6 +104,9 @@ class TranscriptFilter:
     # Whether ``text`` is also searched where the end user cannot see (the role may see
     # hidden content: ``Dataset.audiences_for``); otherwise only ``Message.end_user_text``.
     search_hidden: bool = False
+    # More than this many tokens under the dataset's tokenizer (``token_count``; uncounted
+    # transcripts never match): the list's "over N tokens".
+    tokens_over: int | None = None
 
 
 class TranscriptQuerySet(models.QuerySet):
@@ -190,6 +194,8 @@ class TranscriptQuerySet(models.QuerySet):
                 state=AnnotationState.SUBMITTED,
             )
             rows = rows.filter(Exists(answers))
+        if wanted.tokens_over is not None:
+            rows = rows.filter(token_count__gt=wanted.tokens_over)
         if wanted.text:
             rows = rows.containing(wanted.text, wanted.search_hidden)
         return rows
@@ -217,6 +223,12 @@ class TranscriptQuerySet(models.QuerySet):
         """Order by a ``TRANSCRIPT_SORTS`` key, "-" first for descending, pk breaking ties."""
         descending = sort.startswith("-")
         column = TRANSCRIPT_SORTS[sort.removeprefix("-")]
+        if column == "token_count":
+            # Null (not counted) last both ways.
+            counted = models.F(column)
+            if descending:
+                return self.order_by(counted.desc(nulls_last=True), "-pk")
+            return self.order_by(counted.asc(nulls_last=True), "pk")
         if descending:
             return self.order_by(f"-{column}", "-pk")
         return self.order_by(column, "pk")
@@ -407,6 +419,7 @@ class Transcript(models.Model):
         "message_count",
         "error_count",
         "warning_count",
+        "token_count",
         "created_at",
         "updated_at",
         "updated_by",

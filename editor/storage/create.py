@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from editor import formats
+from editor import formats, tokens
 from editor.db.bulk_insert import insert_objects, insert_rows
 from editor.errors import (
     DuplicateExternalId,
@@ -66,6 +66,8 @@ def create_transcripts(
                 metadata=item.metadata,
                 external_id=item.external_id,
             )
+    # Counted in one batch (on the task worker, for an import): editor.tokens.
+    counts = tokens.counts_for(dataset.pk, [(item.content.canonical, 1) for item in new])
     transcripts = [
         Transcript(
             dataset=dataset,
@@ -75,9 +77,11 @@ def create_transcripts(
             status=item.status,
             created_by=author,
             updated_by=author,
+            token_count=token_count,
+            token_counts=token_counts,
             **content_fields(item.content),
         )
-        for item in new
+        for item, (token_count, token_counts) in zip(new, counts, strict=True)
     ]
     with transaction.atomic():
         insert_objects(transcripts)

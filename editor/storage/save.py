@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from editor import formats
+from editor import formats, tokens
 from editor.errors import (
     ConflictError,
     DomainError,
@@ -238,6 +238,8 @@ def _write(
         # Drop any prefetched rows so that canonical() reads the new ones.
         getattr(current, "_prefetched_objects_cache", {}).pop("messages", None)
         current.wrote_messages(content.canonical.messages)
+    # Token counts follow the content, and stay current with the new version (editor.tokens).
+    changed += tokens.keep_counts(current, content.canonical if content is not None else None)
     current.save(update_fields=changed)
     revision = Revision.objects.create(
         transcript=current,
