@@ -442,9 +442,10 @@ def _ratings_of(question, value: dict | None, pk: int) -> list[dict]:
     ]
 
 
-def parse_messages(text: str) -> Any:
+def parse_messages(text: str, *, channel: str | None = None) -> Any:
     """What a person typed as an alternative: a JSON message or list of messages, or else
-    plain text, which is one assistant message with that content."""
+    plain text, which is one assistant message with that content (in ``channel``: the one
+    the turn's answer is in, so that plain text replaces it in kind)."""
     stripped = text.strip()
     if not stripped:
         raise NotATurn("Type the alternative's text, or its messages as JSON.")
@@ -457,7 +458,10 @@ def parse_messages(text: str) -> Any:
                 code="invalid-json",
             ) from None
         return [data] if isinstance(data, dict) else data
-    return [{"role": "assistant", "content": text, "end": formats.END}]
+    message = {"role": "assistant", "content": text, "end": formats.END}
+    if channel:
+        message["channel"] = channel
+    return [message]
 
 
 def _require_editor(transcript: Transcript, user) -> None:

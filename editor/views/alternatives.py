@@ -37,12 +37,15 @@ def _panel(request, transcript: Transcript, index: int, **extra) -> HttpResponse
     return render(request, PANEL, context)
 
 
-def _turn_of(transcript: Transcript, index) -> int:
+def _turn_of(transcript: Transcript, index) -> tuple[int, str | None]:
+    """The first index of the turn holding message ``index``, and the channel of its last
+    message (where a plain-text alternative goes)."""
     index = int_param(index)
     messages = transcript.stored_messages()
     if index is None:
         raise NotATurn("Say which message's turn.")
-    return alternatives.turn_start_of(messages, index)
+    start = alternatives.turn_start_of(messages, index)
+    return start, messages[alternatives.turn_end(messages, start) - 1].channel
 
 
 @require_GET
@@ -50,7 +53,7 @@ def alternatives_panel(request, pk, index):
     """The alternatives of the turn holding message ``index`` (the message menu asks for it)."""
     transcript = editable_transcript(request, pk)
     try:
-        start = _turn_of(transcript, index)
+        start, _ = _turn_of(transcript, index)
     except DomainError as refused:
         return _refusal(refused)
     return _panel(request, transcript, start)
@@ -61,14 +64,14 @@ def alternative_add(request, pk):
     transcript = editable_transcript(request, pk)
     typed = request.POST.get("messages", "")
     try:
-        start = _turn_of(transcript, request.POST.get("message_index"))
+        start, channel = _turn_of(transcript, request.POST.get("message_index"))
     except DomainError as refused:
         return _refusal(refused)
     try:
         alternatives.add_alternative(
             transcript,
             start,
-            alternatives.parse_messages(typed),
+            alternatives.parse_messages(typed, channel=channel),
             source="hand",
             author=request.user,
         )
@@ -91,7 +94,8 @@ def alternative_promote(request, pk, alt):
     except DomainError as refused:
         transcript.refresh_from_db()
         return _panel(request, transcript, alternative.message_index, alt_error=refused.message)
-    page = f"{reverse('transcript', args=[transcript.pk])}#message-{alternative.message_index}"
+    # The page again, at the turn (a new URL: a hash alone would not load the page anew).
+    page = f"{reverse('transcript', args=[transcript.pk])}?goto={alternative.message_index}"
     if request.htmx:  # the messages changed: the whole page again
         response = HttpResponse(status=204)
         response["HX-Redirect"] = page

@@ -138,3 +138,33 @@ def test_an_annotator_answers_5_pairwise_items_with_the_keyboard(
         key = alternatives.item_key(transcript, 4)
         assert order == alternatives.shuffled_order(order, annotator.pk, key)
     assert console_errors == []
+
+
+def test_a_curator_adds_and_promotes_an_alternative_on_the_transcript_page(
+    page, live_server, queue, screenshot, console_errors
+):
+    transcript = queue.items.get(position=1).transcript  # Rome: its alternative was added
+    log_in(page, live_server, "cur")
+    page.goto(f"{live_server.url}/transcripts/{transcript.pk}/")
+    settled(page)
+    panel = page.locator("#alternatives-4")
+    expect(panel.locator("summary")).to_have_text("2 alternatives")
+    panel.locator("summary").click()
+    expect(panel.locator("[data-alternative]")).to_have_count(2)
+    panel.locator("textarea[name='messages']").fill("Rome is the capital of Italy.")
+    panel.locator("[data-action='add-alternative']").click()
+    expect(page.locator("#alternatives-4 summary")).to_have_text("3 alternatives")
+    settled(page)
+    screenshot("panel")
+
+    added = page.locator("#alternatives-4 [data-alternative]").nth(2)
+    expect(added).to_contain_text("Rome is the capital of Italy.")
+    added.locator("[data-action='promote']").click()
+    expect(page.locator("#message-4 .body")).to_contain_text("Rome is the capital of Italy.")
+    expect(page.locator("#version-label")).to_have_text("version 2")
+    settled(page)
+    page.locator("#alternatives-4 summary").click()
+    current = page.locator("#alternatives-4 [data-alternative]", has_text="as it stands")
+    expect(current).to_have_count(1)
+    expect(current).to_contain_text("Rome is the capital of Italy.")
+    assert console_errors == []

@@ -53,6 +53,9 @@ def test_the_panel_opens_from_a_message_and_adds_text_as_one_assistant_message(
     assert "2 alternatives" in added
     assert added.count("data-alternative ") == 2
     assert "Rome, on the Tiber." in added and "the turn as it stands" in added
+    typed = Alternative.objects.get(source="hand").messages
+    assert typed == [{"role": "assistant", "channel": "final", "content": "Rome, on the Tiber.",
+                      "end": "end"}]  # fmt: skip
     # Under its turn on the page, collapsed.
     html = page(client, chat)
     assert 'id="alternatives-3"' in html and "2 alternatives" in html
@@ -82,7 +85,7 @@ def test_promote_reloads_the_page_and_delete_keeps_the_current_turn(client, chat
         f"/transcripts/{chat.pk}/alternatives/{other.pk}/promote/", {"version": 1}, headers=HX
     )
     assert promoted.status_code == 204
-    assert promoted["HX-Redirect"].endswith(f"/transcripts/{chat.pk}/#message-1")
+    assert promoted["HX-Redirect"].endswith(f"/transcripts/{chat.pk}/?goto=1")
     assert Transcript.objects.get(pk=chat.pk).canonical().messages[1].content == "Paris!"
 
     stale = client.post(
