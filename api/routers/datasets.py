@@ -8,8 +8,9 @@ from ninja.pagination import paginate
 from editor import membership
 from editor.errors import NotAllowed
 from editor.exporting import export_dataset
+from editor.exporting.tasks import check_export_allowed
 from editor.models import Dataset
-from editor.visibility import export_audience, visible_dataset
+from editor.visibility import visible_dataset
 
 from ..errors import errors
 from ..pagination import LimitOffset
@@ -225,9 +226,13 @@ def remove_member(request, slug: str, username: str):
 )
 def export(request, slug: str, options: Query[StreamedExportQuery]):
     dataset = visible_dataset(request.auth, slug)
-    export_audience(dataset, request.auth, options.audience)
-    if options.with_annotations and not dataset.can_review(request.auth):
-        raise NotAllowed("Only reviewers and curators export everyone's annotations.")
+    check_export_allowed(
+        dataset,
+        request.auth,
+        audience=options.audience,
+        with_annotations=options.with_annotations,
+        format=options.format,
+    )
     lines = export_dataset(
         dataset,
         spec=options.spec,
@@ -235,6 +240,8 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         statuses=options.status,
         audience=options.audience,
         with_annotations=options.with_annotations,
+        preference_shape=options.preference_shape,
+        sources=options.sources or None,
     )
     body = lines.with_summary_line() if options.summary else lines
     response = StreamingHttpResponse(body, content_type="application/x-ndjson; charset=utf-8")

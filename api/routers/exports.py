@@ -6,12 +6,17 @@ For a dataset too big to stream while you wait (`GET /datasets/{slug}/export` st
 from django.http import FileResponse
 from ninja import Router, Status
 
-from editor.exporting.tasks import check_may_see, downloadable, start_export_task
+from editor.exporting.tasks import (
+    check_may_see,
+    content_type_of,
+    downloadable,
+    start_export_task,
+)
 from editor.models import ExportTask
 from editor.visibility import visible_dataset, visible_export_task
 
 from ..errors import errors
-from ..schemas import DatasetExportQuery, ExportTaskOut
+from ..schemas import ExportTaskOut, PreparedExportQuery
 
 router = Router(tags=["exports"])
 
@@ -28,9 +33,10 @@ def _visible_export(user, pk: int) -> ExportTask:
     summary="Prepare an export of the dataset as a file, in the background",
     description="The same lines as `GET /datasets/{slug}/export`, written to a file by a task "
     "worker. Poll `GET /exports/{id}`; once `succeeded`, download `GET /exports/{id}/download`. "
-    "`losses` then says what the chosen spec could not carry.",
+    "`losses` then says what the chosen spec could not carry (`format=preference`: also "
+    "`pairs` and `left_out`). `file_format=parquet` writes the rows as Parquet.",
 )
-def start_export(request, slug: str, options: DatasetExportQuery):
+def start_export(request, slug: str, options: PreparedExportQuery):
     dataset = visible_dataset(request.auth, slug)
     task = start_export_task(
         dataset,
@@ -40,6 +46,9 @@ def start_export(request, slug: str, options: DatasetExportQuery):
         statuses=options.status,
         audience=options.audience,
         with_annotations=options.with_annotations,
+        file_format=options.file_format,
+        preference_shape=options.preference_shape,
+        sources=options.sources or None,
     )
     return Status(202, task)
 
@@ -60,8 +69,13 @@ def get_export(request, pk: int):
     openapi_extra={
         "responses": {
             200: {
-                "description": "One JSON object per line.",
-                "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+                "description": "One JSON object per line (file_format=parquet: a Parquet file).",
+                "content": {
+                    "application/x-ndjson": {"schema": {"type": "string"}},
+                    "application/vnd.apache.parquet": {
+                        "schema": {"type": "string", "format": "binary"}
+                    },
+                },
             }
         }
     },
@@ -72,5 +86,5 @@ def download_export(request, pk: int):
         open(downloadable(task), "rb"),
         as_attachment=True,
         filename=task.file_name,
-        content_type="application/x-ndjson; charset=utf-8",
+        content_type=content_type_of(task),
     )

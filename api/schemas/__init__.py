@@ -95,6 +95,7 @@ from api.schemas.transfers import (
     ExportTaskOut,
     ImportIn,
     ImportTaskOut,
+    PreparedExportQuery,
     StreamedExportQuery,
 )
 
@@ -150,6 +151,7 @@ __all__ = [
     "PairFilters",
     "PairOut",
     "PairSummaryOut",
+    "PreparedExportQuery",
     "QueueFiguresOut",
     "QueueFilterIn",
     "QueueIn",

@@ -6,8 +6,11 @@ from typing import Literal
 from ninja import Field, Schema
 
 from api.schemas.common import ExportFormat, OnConflictChoice, SpecId, StatusName
+from editor.exporting.tasks import FILE_FORMATS
 from editor.exporting.tasks import progress_of as export_progress_of
+from editor.formats.preference import SHAPES as PREFERENCE_SHAPES
 from editor.importing.tasks import progress_of
+from editor.pairs import SOURCES as PAIR_SOURCES
 
 
 class ImportIn(Schema):
@@ -48,6 +51,20 @@ class DatasetExportQuery(Schema):
         False,
         description="Add each transcript's annotations, placed in the exported messages "
         "(reviewers and curators).",
+    )
+    preference_shape: Literal[PREFERENCE_SHAPES] = Field(
+        "conversational",
+        description="format=preference: TRL conversational or standard rows, or HH-RLHF text "
+        "(docs/formats.md).",
+    )
+    sources: list[Literal[PAIR_SOURCES]] = Field(
+        [], description="format=preference: the pairs of these sources; none given: all."
+    )
+
+
+class PreparedExportQuery(DatasetExportQuery):
+    file_format: Literal[FILE_FORMATS] = Field(
+        "jsonl", description="parquet: the same rows as a Parquet file (docs/formats.md)."
     )
 
 

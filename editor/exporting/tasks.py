@@ -222,6 +222,13 @@ def export_file(export_task_pk: int) -> str | None:
     """Write the file of an ``ExportTask``."""
     done = run_export_task(export_task_pk)
     return done.status if done else None
+def content_type_of(task: ExportTask) -> str:
+    """The media type of the export's file: Parquet, or JSON lines."""
+    if task.options.get("file_format") == PARQUET:
+        return "application/vnd.apache.parquet"
+    return "application/x-ndjson; charset=utf-8"
+
+
 
 
 # An export only reads; its unfinished file is never renamed into place.

@@ -13,8 +13,9 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor import background, membership
 from editor.bulk import bulk_transitions
-from editor.errors import ConflictError, DomainError, NotAllowed
+from editor.errors import ConflictError, DomainError, InvalidContent, NotAllowed
 from editor.exporting import PREVIEW_LIMIT, export_dataset
+from editor.exporting.tasks import check_export_allowed
 from editor.importing.tasks import progress_of, start_import_task
 from editor.listing import TranscriptList
 from editor.listing import filters as filter_forms
@@ -33,7 +34,6 @@ from editor.views.forms import (
 from editor.views.shared import int_param, transcript_for
 from editor.visibility import (
     FULL_CONTENT,
-    export_audience,
     require_audience,
     visible_dataset,
     visible_import_task,
@@ -376,17 +376,33 @@ def dataset_export(request, slug):
         return render(request, "editor/dataset.html", context, status=400)
     options = form.cleaned_data
     try:
-        export_audience(dataset, request.user, options["audience"] or None)
+        check_export_allowed(
+            dataset,
+            request.user,
+            audience=options["audience"] or None,
+            with_annotations=False,
+            format=options["format"],
+        )
     except NotAllowed as refused:
         context = dataset_context(request, dataset, export_form=form, export_refusal=refused)
         return render(request, "editor/dataset.html", context, status=403)
-    lines = export_dataset(
-        dataset,
-        spec=options["spec"] or None,
-        format=options["format"],
-        statuses=options["status"],
-        audience=options["audience"] or None,
-    )
+    try:
+        lines = export_dataset(
+            dataset,
+            spec=options["spec"] or None,
+            format=options["format"],
+            statuses=options["status"],
+            audience=options["audience"] or None,
+            preference_shape=options["preference_shape"] or "conversational",
+            sources=options["sources"] or None,
+        )
+    except InvalidContent as refused:  # options that do not go together (hh with a spec…)
+        form.add_error(None, refused.message)
+        if request.htmx and request.GET.get("preview"):
+            context = {"dataset": dataset, "export_preview": {"refused": refused.message}}
+            return render(request, "editor/dataset.html#export-preview", context, status=400)
+        context = dataset_context(request, dataset, export_form=form)
+        return render(request, "editor/dataset.html", context, status=400)
     if request.GET.get("preview"):
         # What the chosen spec cannot carry, said before the download (htmx: as the user
         # picks the options; without JavaScript: the page again, the form as it was filled).

@@ -12,7 +12,13 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor import background
 from editor.errors import ExportNotReady, InvalidContent, NotAllowed
-from editor.exporting.tasks import check_may_see, downloadable, progress_of, start_export_task
+from editor.exporting.tasks import (
+    check_may_see,
+    content_type_of,
+    downloadable,
+    progress_of,
+    start_export_task,
+)
 from editor.models import ExportTask, TaskStatus
 from editor.views.forms import ExportForm
 from editor.visibility import visible_dataset, visible_export_task
@@ -44,6 +50,9 @@ def export_task_start(request, slug):
             format=options["format"],
             statuses=options["status"],
             audience=options["audience"] or None,
+            file_format=options["file_format"] or "jsonl",
+            preference_shape=options["preference_shape"] or None,
+            sources=options["sources"] or None,
         )
     except (NotAllowed, InvalidContent) as refused:
         return HttpResponse(refused.message, status=refused.status)
@@ -78,5 +87,5 @@ def export_task_download(request, pk):
         open(path, "rb"),
         as_attachment=True,
         filename=task.file_name,
-        content_type="application/x-ndjson; charset=utf-8",
+        content_type=content_type_of(task),
     )

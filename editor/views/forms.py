@@ -39,8 +39,38 @@ class ExportForm(forms.Form):
         choices=[
             ("jsonl", "JSONL: one transcript per line"),
             ("messages", '{"messages": […]} rows (TRL / Hugging Face chat datasets)'),
+            ("preference", "Preference pairs (DPO: prompt, chosen, rejected)"),
         ],
         initial="jsonl",
+    )
+    preference_shape = forms.ChoiceField(
+        label="Pair rows",
+        choices=[
+            ("conversational", "TRL conversational (message lists)"),
+            ("standard", "TRL standard (strings)"),
+            ("hh", "HH-RLHF text (Human: / Assistant:)"),
+        ],
+        initial="conversational",
+        required=False,
+        help_text="For preference pairs only; the spec above is the messages' inside them.",
+    )
+    sources = forms.MultipleChoiceField(
+        label="Pairs from",
+        choices=[
+            ("edit", "corrections"),
+            ("import", "imported pairs"),
+            ("pairwise", "pairwise answers"),
+        ],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="For preference pairs only. None checked: all.",
+    )
+    file_format = forms.ChoiceField(
+        label="File",
+        choices=[("jsonl", "JSON Lines"), ("parquet", "Parquet")],
+        initial="jsonl",
+        required=False,
+        help_text="Parquet: prepared in the background only.",
     )
     status = forms.MultipleChoiceField(
         choices=Status.choices,
