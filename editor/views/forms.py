@@ -52,7 +52,8 @@ class ExportForm(forms.Form):
         ],
         initial="conversational",
         required=False,
-        help_text="For preference pairs only; the spec above is the messages' inside them.",
+        help_text="For preference pairs only; Spec sets the messages inside them (default: "
+        "openai-messages lists).",
     )
     sources = forms.MultipleChoiceField(
         label="Pairs from",
