@@ -6,6 +6,8 @@
                                               FILE:line:col: severity CODE: message
     ocm convert FILE --to S [--from S]        text on stdout, losses on stderr
     ocm render FILE [--audience A]
+    ocm render FILE --audience training [--convention C] [--json]
+                                              what a training run computes loss on
     ocm tokens FILE (--encoding E | --tokenizer tokenizer.json) [--json]
                                               tokens per message, channel and in all
     ocm push FILE --dataset SLUG              import into a server's dataset, print the report
@@ -40,7 +42,7 @@ from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
-from . import jsonl, tokens_cli
+from . import jsonl, tokens_cli, training
 from .canonical import dumps
 from .detect import detect as detect_spec
 from .diagnostics import ERROR, Diagnostic, has_errors
@@ -48,7 +50,7 @@ from .parsing import parse, serialize
 from .specs import SPEC_IDS
 
 OK, FAILED, UNUSABLE = 0, 1, 2
-AUDIENCES = ("end_user", "annotator", "debug")
+AUDIENCES = ("end_user", "annotator", "debug", "training")
 
 
 class CliError(Exception):
@@ -235,8 +237,24 @@ def cmd_render(args: argparse.Namespace, out, err) -> int:
     transcript, diagnostics = parse(text, spec=args.spec)
     for diagnostic in diagnostics:
         err.write(format_diagnostic(args.file, diagnostic) + "\n")
-    out.write(renderer.render_text(transcript, args.audience, source_text=text))
+    if args.audience == "training":
+        out.write(training_output(args, transcript, text, out))
+    elif args.convention or args.json:
+        raise CliError("--convention and --json go with --audience training")
+    else:
+        out.write(renderer.render_text(transcript, args.audience, source_text=text))
     return FAILED if has_errors(diagnostics) else OK
+
+
+def training_output(args: argparse.Namespace, transcript, text: str, out) -> str:
+    """``render --audience training``: the mask as JSON, or the marked text (dimmed on a
+    terminal)."""
+    # A text spec's file is its own serialization: the spans are offsets into FILE.
+    if args.json:
+        mask = training.training_json(transcript, args.convention, text=text)
+        return json.dumps(mask, ensure_ascii=False, indent=2) + "\n"
+    terminal = bool(getattr(out, "isatty", lambda: False)())
+    return training.render_training_text(transcript, args.convention, terminal=terminal, text=text)
 
 
 def cmd_remote(args: argparse.Namespace, out, err) -> int:
@@ -368,7 +386,17 @@ def build_parser() -> argparse.ArgumentParser:
         choices=AUDIENCES,
         default="end_user",
         help="who reads it: end_user sees what a chat user sees, annotator everything with "
-        "hidden parts marked, debug the raw source (default: %(default)s)",
+        "hidden parts marked, debug the raw source, training what a training run computes "
+        "loss on (default: %(default)s)",
+    )
+    render.add_argument(
+        "--convention",
+        choices=training.CONVENTIONS,
+        help="with --audience training: which messages are trained (default: gpt_oss for "
+        "harmony, all_assistant for the other specs)",
+    )
+    render.add_argument(
+        "--json", action="store_true", help="with --audience training: the mask as JSON"
     )
     tokens = command(
         "tokens",

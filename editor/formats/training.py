@@ -1,0 +1,302 @@
+"""What a training run computes loss on: a mask over a transcript's messages (docs/formats.md,
+"Training masks").
+
+Pure Python, no Django (the spec core). ``training_mask(transcript, convention)`` says, per
+message, whether it is trained and why; for a text spec also where its parts are in the
+serialized text (``header``, ``content``, ``end``) and which of those spans are trained; with
+a tokenizer (any object with ``count(text)``), how many tokens are trained.
+
+Conventions (``CONVENTIONS``):
+
+``all_assistant``
+    every assistant message, on every channel (SFT's usual "assistant only" loss);
+``last_assistant_turn``
+    only the assistant messages after the last message that is neither the assistant's nor
+    a tool's reply (the final turn, its calls and analysis included);
+``gpt_oss``
+    the Harmony rule: every assistant message, except the analysis of a turn that ended in a
+    final answer before the last turn began (gpt-oss drops it from later prompts, so it is
+    never trained in context); analysis that led to a call not yet answered by a final
+    answer is kept.
+
+Which parts of a trained message count, as TRL's assistant-only masks do: the content and
+the end token (``<|end|>``, ``<|return|>``, ``<|call|>``…) are trained, the header that opens
+the turn (``<|start|>assistant<|channel|>final<|message|>``) is prompt, never trained.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .codecs.bodytext import logical_text
+from .model import Transcript
+from .parsing import parse, serialize
+from .render.visibility import canonical_role
+from .specs import TEXT_SPECS
+from .validate.context import is_call, is_final, is_reply
+
+ALL_ASSISTANT = "all_assistant"
+LAST_ASSISTANT_TURN = "last_assistant_turn"
+GPT_OSS = "gpt_oss"
+CONVENTIONS = (ALL_ASSISTANT, LAST_ASSISTANT_TURN, GPT_OSS)
+HARMONY = "harmony"
+
+# Why a message is (not) trained, as the mask reports it.
+TRAINED = "assistant message"
+NOT_ASSISTANT = "not an assistant message"
+BEFORE_LAST_TURN = "before the last assistant turn"
+EARLIER_ANALYSIS = "analysis of an earlier turn that ended in a final answer (dropped)"
+
+# A control token closing a message: <|end|>, <|im_end|>, <|return|>, [EOS] ….
+END_TOKEN_RE = re.compile(r"(?:<\|[A-Za-z_]+\|>|\[[A-Z]+\])\s*\Z")
+
+
+class Counter(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a message in the serialized text: ``text[start:end]``."""
+
+    kind: str  # header | content | end
+    start: int
+    end: int
+    trained: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "start": self.start, "end": self.end, "trained": self.trained}
+
+
+@dataclass(frozen=True)
+class MessageMask:
+    index: int
+    role: str
+    channel: str | None
+    trained: bool
+    reason: str
+    parts: tuple[Part, ...] = ()  # text specs only
+    trained_tokens: int | None = None  # with a tokenizer
+
+    @property
+    def spans(self) -> list[tuple[int, int]]:
+        """The trained character spans of the serialized text."""
+        return [(p.start, p.end) for p in self.parts if p.trained and p.end > p.start]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "role": self.role,
+            "channel": self.channel,
+            "trained": self.trained,
+            "reason": self.reason,
+        }
+        if self.parts:
+            out["parts"] = [p.to_dict() for p in self.parts]
+            out["spans"] = [list(span) for span in self.spans]
+        if self.trained_tokens is not None:
+            out["trained_tokens"] = self.trained_tokens
+        return out
+
+
+def default_convention(spec: str) -> str:
+    """gpt_oss for Harmony transcripts, all_assistant for every other spec."""
+    return GPT_OSS if spec == HARMONY else ALL_ASSISTANT
+
+
+def check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ValueError(
+            f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}"
+        )
+    return convention
+
+
+def _is_assistant(role: str) -> bool:
+    return canonical_role(role) == "assistant"
+
+
+def last_turn_start(transcript: Transcript) -> int:
+    """The index after the last message that is neither the assistant's nor a tool reply
+    (0 when every message is)."""
+    for i in range(len(transcript.messages) - 1, -1, -1):
+        message = transcript.messages[i]
+        if not _is_assistant(message.role) and not is_reply(message):
+            return i + 1
+    return 0
+
+
+def _ends_turn(message) -> bool:
+    """A final answer: an assistant message on final (or no channel) that is not a call."""
+    return is_final(message) and not is_call(message)
+
+
+def trained_flags(transcript: Transcript, convention: str) -> list[tuple[bool, str]]:
+    """Per message: (trained, reason) under ``convention``."""
+    check_convention(convention)
+    messages = transcript.messages
+    start = last_turn_start(transcript)
+    # gpt_oss: the last final answer before the last turn began closes every earlier turn.
+    closed_before = max(
+        (i for i in range(start) if _ends_turn(messages[i]) and _is_assistant(messages[i].role)),
+        default=-1,
+    )
+    flags = []
+    for i, message in enumerate(messages):
+        if not _is_assistant(message.role):
+            flags.append((False, NOT_ASSISTANT))
+        elif convention == LAST_ASSISTANT_TURN and i < start:
+            flags.append((False, BEFORE_LAST_TURN))
+        elif convention == GPT_OSS and message.channel == "analysis" and i < closed_before:
+            flags.append((False, EARLIER_ANALYSIS))
+        else:
+            flags.append((True, TRAINED))
+    return flags
+
+
+def training_mask(
+    transcript: Transcript,
+    convention: str | None = None,
+    *,
+    tokenizer: Counter | None = None,
+    text: str | None = None,
+) -> list[MessageMask]:
+    """The mask of ``transcript`` under ``convention`` (its spec's default when None).
+
+    For a text spec each mask has its ``parts`` in ``text`` (the transcript serialized when
+    not given; it must be the transcript's own serialization); ``trained_tokens`` with a
+    ``tokenizer``: the tokens of its trained spans (of its logical content, for a JSON spec).
+    """
+    convention = check_convention(convention or default_convention(transcript.spec))
+    flags = trained_flags(transcript, convention)
+    layout = message_parts(transcript, text) if transcript.spec in TEXT_SPECS else None
+    masks = []
+    for i, (message, (trained, reason)) in enumerate(zip(transcript.messages, flags, strict=True)):
+        parts: tuple[Part, ...] = ()
+        tokens = None
+        if layout is not None:
+            parts = tuple(
+                Part(kind, a, b, trained and kind != "header") for kind, a, b in layout[1][i]
+            )
+        elif tokenizer is not None:
+            tokens = (
+                tokenizer.count(logical_text(transcript.spec, message.content)) if trained else 0
+            )
+        masks.append(MessageMask(i, message.role, message.channel, trained, reason, parts, tokens))
+    if layout is not None and tokenizer is not None:
+        masks = _with_tokens(masks, layout[0], tokenizer)
+    return masks
+
+
+def _with_tokens(masks: list[MessageMask], text: str, tokenizer: Counter) -> list[MessageMask]:
+    """Each mask with the tokens of its trained parts: the tokens of the whole ``text`` that
+    start inside them where the tokenizer can place its tokens (``segment_counts_batch``, as
+    editor.formats.tokens counts), else the count of each trained span on its own."""
+    parts = [p for m in masks for p in m.parts]
+    segment = getattr(tokenizer, "segment_counts_batch", None)
+    if segment is not None:
+        cuts = sorted({c for p in parts for c in (p.start, p.end)} - {0, len(text)})
+        pieces = segment([text], [cuts])[0]
+        starts = [0, *cuts]
+        by_start = dict(zip(starts, pieces, strict=True))
+
+        def tokens_of(part: Part) -> int:
+            return by_start.get(part.start, 0) if part.end > part.start else 0
+    else:
+
+        def tokens_of(part: Part) -> int:
+            return tokenizer.count(text[part.start : part.end])
+
+    return [
+        dataclasses.replace(m, trained_tokens=sum(tokens_of(p) for p in m.parts if p.trained))
+        for m in masks
+    ]
+
+
+def message_parts(
+    transcript: Transcript, text: str | None = None
+) -> tuple[str, list[list[tuple[str, int, int]]]] | None:
+    """The serialized text and, per message, its (kind, start, end) header / content / end
+    pieces; None when the text does not parse back into the same number of messages."""
+    if text is None:
+        text = serialize(transcript)
+    parsed = parse(text, spec=transcript.spec).transcript
+    if len(parsed.messages) != len(transcript.messages):
+        return None
+    bounds = []
+    for message in parsed.messages:
+        source = message.source
+        if source is None:
+            return None
+        bounds.append(_pieces(text, source.begin, source.end, message.content))
+    return text, bounds
+
+
+def _pieces(text: str, begin: int, end: int, content: str) -> list[tuple[str, int, int]]:
+    """Split ``text[begin:end]`` into header, content and end token. The content is the
+    message's body as written; the end token is the closing control token (none for a
+    message cut off). Where the body cannot be found the whole message is content."""
+    raw = text[begin:end]
+    closing = END_TOKEN_RE.search(raw)
+    body_end = closing.start() if closing else len(raw)
+    if content:
+        at = raw.rfind(content, 0, body_end)
+        if at == -1:
+            return [("content", begin, end)]
+        content_end = at + len(content)
+    else:
+        at = content_end = body_end
+    pieces = [("header", begin, begin + at), ("content", begin + at, begin + content_end)]
+    if content_end < len(raw):
+        pieces.append(("end", begin + content_end, end))
+    return pieces
+
+
+def trained_token_total(masks: list[MessageMask]) -> int | None:
+    counted = [m.trained_tokens for m in masks if m.trained_tokens is not None]
+    return sum(counted) if counted else None
+
+
+def render_training_text(
+    transcript: Transcript,
+    convention: str | None = None,
+    *,
+    terminal: bool = False,
+    text: str | None = None,
+) -> str:
+    """Plain text for ``ocm render --audience training``: one block per message, labelled
+    ``role/channel [trained]`` or ``[masked: reason]``. Every line of a masked block starts
+    with ``│ `` so that masked text stays recognisable in a file or a diff; on a
+    ``terminal`` masked blocks are also dimmed (ANSI)."""
+    masks = training_mask(transcript, convention, text=text)
+    blocks = []
+    for mask, message in zip(masks, transcript.messages, strict=True):
+        label = mask.role + (f"/{mask.channel}" if mask.channel else "")
+        state = "trained" if mask.trained else f"masked: {mask.reason}"
+        body = f"{label} [{state}]: {logical_text(transcript.spec, message.content)}"
+        if not mask.trained:
+            body = "\n".join("│ " + line for line in body.split("\n"))
+            if terminal:
+                body = f"{DIM}{body}{UNDIM}"
+        blocks.append(body)
+    return "\n\n".join(blocks) + ("\n" if blocks else "")
+
+
+DIM, UNDIM = "\x1b[2m", "\x1b[0m"
+
+
+def training_json(
+    transcript: Transcript, convention: str | None = None, *, text: str | None = None
+) -> dict[str, Any]:
+    """The mask as ``ocm render --audience training --json`` and the API give it."""
+    convention = convention or default_convention(transcript.spec)
+    masks = training_mask(transcript, convention, text=text)
+    return {
+        "audience": "training",
+        "spec": transcript.spec,
+        "convention": convention,
+        "messages": [m.to_dict() for m in masks],
+    }
