@@ -324,7 +324,20 @@ def turn_panel(transcript: Transcript, index: int, user, messages=None) -> dict:
     }
 
 
-def turn_panels(transcript: Transcript, user) -> dict[int, dict]:
+class TurnPanels(dict):
+    """Turn panels by the turn's last message; ``covered``: the messages of those turns (their
+    menus need not offer a panel: it is shown); ``offered``: whether messages offer one at all
+    (not in a queue's workspace, where pairwise items show alternatives blind)."""
+
+    def __init__(self, panels=(), *, offered: bool = True):
+        super().__init__(panels)
+        self.offered = offered
+        self.covered = frozenset(
+            i for panel in self.values() for i in range(panel["index"], panel["last"] + 1)
+        )
+
+
+def turn_panels(transcript: Transcript, user) -> TurnPanels:
     """The panels of the turns that have alternatives, by the turn's last message (where the
     page shows them: under the turn); one query when there are none."""
     starts = sorted(
@@ -335,7 +348,7 @@ def turn_panels(transcript: Transcript, user) -> dict[int, dict]:
         )
     )
     if not starts:
-        return {}
+        return TurnPanels()
     messages = transcript.stored_messages()
     panels = {}
     for index in starts:
@@ -344,7 +357,7 @@ def turn_panels(transcript: Transcript, user) -> dict[int, dict]:
         except (NotATurn, MessageNotFound):  # the transcript changed under them
             continue
         panels[panel["last"]] = panel
-    return panels
+    return TurnPanels(panels)
 
 
 # --- what a pairwise item shows ------------------------------------------------------------

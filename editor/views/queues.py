@@ -70,7 +70,8 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
         )
         context.update(message_list_context(view, 0))
         context["revisions"] = []
-        context["turn_alternatives"] = {}  # blind: the pairwise items show them, unlabelled
+        # Blind: the pairwise items show the alternatives, unlabelled; no panels here.
+        context["turn_alternatives"] = alternatives.TurnPanels(offered=False)
     return context
 
 

@@ -77,7 +77,7 @@ def transcript_context(
                 if transcript.dataset.can_edit(request.user)
                 and audience != END_USER_AUDIENCE
                 and not _asked_from_a_workspace(request)
-                else {}
+                else alternatives.TurnPanels(offered=False)
             )
         ),
     }

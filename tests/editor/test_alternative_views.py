@@ -180,3 +180,15 @@ def test_a_refused_pairwise_answer_says_why(client, dataset, chat, curator, anno
     assert "give a reason" in answered.content.decode()
     assert not Annotation.objects.exists()
     json.dumps(ids)  # ids are plain ints
+
+
+def test_a_message_offers_the_panel_only_where_none_is_shown(client, chat, curator):
+    client.force_login(curator)
+    html = page(client, chat)
+    assert html.count('data-action="alternatives"') == 2  # both assistant messages
+    alternatives.add_alternative(
+        chat, 3, [{"role": "assistant", "content": "Rome!"}], source="hand", author=curator
+    )
+    html = page(client, chat)
+    assert html.count('data-action="alternatives"') == 1  # message 1's; 3 shows its panel
+    assert f'href="/transcripts/{chat.pk}/alternatives/1/"' in html
