@@ -308,9 +308,23 @@ def register(recovery: Recovery) -> None:
     RECOVERIES.append(recovery)
 
 
+# Work kept in rows of its own rather than a task row (webhook deliveries due again after a
+# back-off or a worker killed mid-send): each sweep queues what is overdue of it, every time
+# the task worker looks after its tasks (``recover_dead_tasks``).
+SWEEPS: list[Callable[[], int]] = []
+
+
+def register_sweep(sweep: Callable[[], int]) -> None:
+    SWEEPS.append(sweep)
+
+
 def recover_dead_tasks() -> int:
-    """Queue again (or fail) every task whose worker died; how many there were."""
-    return recover_all(RECOVERIES)
+    """Queue again (or fail) every task whose worker died, and run the sweeps; how many tasks
+    were recovered (what the sweeps queue is not counted)."""
+    recovered = recover_all(RECOVERIES)
+    for sweep in SWEEPS:
+        sweep()
+    return recovered
 
 
 def current(tracked):

@@ -23,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from editor import formats, workflow
+from django.db import transaction
+
+from editor import formats, webhooks, workflow
 from editor.errors import ConflictError, FixNotFound, HasErrors, InvalidContent, MessageNotFound
 from editor.formats.convert import convert
 from editor.formats.model import HEADER_FIELDS, SEMANTIC_FIELDS
@@ -378,13 +380,16 @@ def apply_transition(
 ) -> EditResult:
     """Move ``transcript`` along the workflow transition ``name`` (``editor.workflow``)."""
     transition = workflow.check_transition(transcript, name, author)
-    saved = save_transcript(
-        transcript,
-        expected_version=expected_version,
-        author=author,
-        status=transition.target,
-        note=note or transition.label.lower(),
-    )
+    previous = transcript.status
+    with transaction.atomic():  # the webhook deliveries are written with the change
+        saved = save_transcript(
+            transcript,
+            expected_version=expected_version,
+            author=author,
+            status=transition.target,
+            note=note or transition.label.lower(),
+        )
+        webhooks.status_changed(saved, previous, author)
     return EditResult(saved)
 
 

@@ -388,16 +388,3 @@ class UnreadableAnswer(DomainError):
 
     code = "unreadable-answer"
     status = 502
-
-
-class InvalidTokenizer(InvalidContent):
-    """A dataset tokenizer that cannot be set: an unknown kind or encoding, a tokenizer.json
-    that the ``tokenizers`` library cannot read or that is too large, a bad context length."""
-
-    code = "invalid-tokenizer"
-
-
-class TokenizerNotSet(DomainError):
-    code = "not-found"
-    status = 404
-

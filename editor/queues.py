@@ -29,7 +29,7 @@ from django.db.models import Count, Exists, F, Max, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from editor import workflow
+from editor import webhooks, workflow
 from editor.db.storable import check_storable_text
 from editor.errors import ConflictError, DomainError, InvalidContent, NoSuchAssignment, NotAllowed
 from editor.labels import Question, definition_of
@@ -366,6 +366,7 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
         read = _lock_item(assignment.item)
         assignment = _move(assignment, "submit", submitted_at=now)
         _follow_item(assignment, read, user, "submitted")
+        _emit_item_event(assignment, webhooks.events.QUEUE_ITEM_SUBMITTED, by=user)
     return assignment
 
 
@@ -399,7 +400,42 @@ def review(
             review_comment=comment.strip(),
         )
         _follow_item(assignment, read, reviewer, f"review: {decision}")
+        _emit_item_event(
+            assignment, webhooks.events.QUEUE_ITEM_REVIEWED, by=reviewer, decision=decision
+        )
+        if decision == "approve" and is_complete(assignment.item.queue):
+            queue = assignment.item.queue
+            webhooks.emit(
+                queue.dataset_id,
+                webhooks.events.QUEUE_COMPLETED,
+                {"queue_id": queue.pk, "queue": queue.name, "items": queue.items.count()},
+            )
     return assignment
+
+
+def _emit_item_event(assignment: QueueAssignment, event_type: str, *, by, **extra) -> None:
+    """A queue item's webhook event, in the caller's transaction."""
+    item = assignment.item
+    webhooks.emit(
+        item.queue.dataset_id,
+        event_type,
+        {
+            "queue_id": item.queue_id,
+            "item_id": item.pk,
+            "assignment_id": assignment.pk,
+            "transcript_id": item.transcript_id,
+            "annotator": assignment.annotator.username,
+            "by": by.username,
+            **extra,
+        },
+    )
+
+
+def is_complete(queue: ReviewQueue) -> bool:
+    """Every item of ``queue`` has as many approved assignments as its overlap asks."""
+    approved = Count("assignments", filter=Q(assignments__state=AssignmentState.APPROVED))
+    items = queue.items.annotate(approved=approved)
+    return items.exists() and not items.filter(approved__lt=queue.overlap).exists()
 
 
 @dataclass
@@ -455,13 +491,15 @@ def _set_transcript_status(transcript: Transcript, status: str, author, note: st
             return
         try:
             with transaction.atomic():
-                save_transcript(
+                previous = transcript.status
+                saved = save_transcript(
                     transcript,
                     expected_version=transcript.version,
                     author=author,
                     status=status,
                     note=f"{note} (review queue)",
                 )
+                webhooks.status_changed(saved, previous, author)
             return
         except ConflictError:
             continue

@@ -304,3 +304,13 @@ OCM_TASK_MAX_ATTEMPTS = int(os.environ.get("OCM_TASK_MAX_ATTEMPTS", "2"))
 OCM_UPLOAD_DIR = Path(os.environ.get("OCM_UPLOAD_DIR") or BASE_DIR / "var" / "uploads")
 # Exports prepared in the background wait here to be downloaded (shared, like uploads).
 OCM_EXPORT_DIR = Path(os.environ.get("OCM_EXPORT_DIR") or BASE_DIR / "var" / "exports")
+# Webhooks (docs/webhooks.md): URLs resolving to loopback, private, link-local… addresses are
+# refused unless this is true (a receiver on the same machine or network); a send waits this
+# many seconds; an endpoint failing this many deliveries in a row is disabled.
+OCM_WEBHOOKS_ALLOW_PRIVATE = os.environ.get("OCM_WEBHOOKS_ALLOW_PRIVATE", "").lower() in (
+    "1",
+    "true",
+    "yes",
+)
+OCM_WEBHOOK_TIMEOUT = float(os.environ.get("OCM_WEBHOOK_TIMEOUT", "5"))
+OCM_WEBHOOK_MAX_FAILURES = int(os.environ.get("OCM_WEBHOOK_MAX_FAILURES", "10"))

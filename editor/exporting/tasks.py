@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django_tasks import task
 
-from editor import background
+from editor import background, webhooks
 from editor.errors import ExportNotReady, InvalidContent, NotAllowed
 from editor.exporting import Format, export_dataset
 from editor.exporting.parquet import write_parquet
@@ -144,7 +144,19 @@ def run_export_task(task_pk: int) -> ExportTask | None:
                 ExportTask, task_pk, TaskStatus.FAILED, error="The export failed; try again."
             )
             raise
-    background.finish(
+    with transaction.atomic():  # export.ready is written with the outcome
+        if _finish_succeeded(task_pk, final, lines, file_losses, total):
+            webhooks.emit(
+                task.dataset,
+                webhooks.events.EXPORT_READY,
+                {"export_id": task_pk, "transcripts": lines.count, "options": task.options},
+            )
+    task.refresh_from_db()
+    return task
+
+
+def _finish_succeeded(task_pk: int, final: Path, lines, file_losses: dict, total: int) -> bool:
+    return background.finish(
         ExportTask,
         task_pk,
         TaskStatus.SUCCEEDED,
@@ -160,8 +172,6 @@ def run_export_task(task_pk: int) -> ExportTask | None:
         },
         progress={"transcripts": lines.count, "total": total},
     )
-    task.refresh_from_db()
-    return task
 
 
 def _lines(dataset: Dataset, options: dict):
@@ -212,6 +222,13 @@ def downloadable(task: ExportTask) -> Path:
     return path
 
 
+def content_type_of(task: ExportTask) -> str:
+    """The media type of the export's file: Parquet, or JSON lines."""
+    if task.options.get("file_format") == PARQUET:
+        return "application/vnd.apache.parquet"
+    return "application/x-ndjson; charset=utf-8"
+
+
 def remove_file(task: ExportTask) -> None:
     if task.file_path:
         Path(task.file_path).unlink(missing_ok=True)
@@ -222,13 +239,6 @@ def export_file(export_task_pk: int) -> str | None:
     """Write the file of an ``ExportTask``."""
     done = run_export_task(export_task_pk)
     return done.status if done else None
-def content_type_of(task: ExportTask) -> str:
-    """The media type of the export's file: Parquet, or JSON lines."""
-    if task.options.get("file_format") == PARQUET:
-        return "application/vnd.apache.parquet"
-    return "application/x-ndjson; charset=utf-8"
-
-
 
 
 # An export only reads; its unfinished file is never renamed into place.

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django_tasks import task
 
-from editor import background
+from editor import background, webhooks
 from editor.errors import DomainError, NotAllowed
 from editor.importing import Action, ImportItem, ImportRejected, ImportReport, import_transcripts
 from editor.importing.batches import revision_notes
@@ -94,6 +94,7 @@ def run_import_task(task_pk: int) -> ImportTask | None:
                 ImportTask, task_pk, TaskStatus.SUCCEEDED, report=done.to_dict(), error=""
             ):
                 raise TaskTakenAway(task_pk)
+            _emit_finished(task, TaskStatus.SUCCEEDED, done.to_dict(), "")
 
         def keep_account(done: ImportReport) -> None:
             # In each batch's transaction of a partial import: what the task has committed is
@@ -140,10 +141,27 @@ def run_import_task(task_pk: int) -> ImportTask | None:
             else:
                 error = "The database failed midway: nothing was imported. Start the import again."
     if not (status == TaskStatus.SUCCEEDED and not task.partial):  # recorded at the commit
-        background.finish(ImportTask, task_pk, status, report=report, error=error)
+        with transaction.atomic():  # the webhook deliveries are written with the outcome
+            if background.finish(ImportTask, task_pk, status, report=report, error=error):
+                _emit_finished(task, status, report, error)
     remove_upload(task)
     task.refresh_from_db()
     return task
+
+
+def _emit_finished(task: ImportTask, status: str, report: dict, error: str) -> None:
+    """``import.finished``: the outcome and the counts (the items are in the task's report)."""
+    webhooks.emit(
+        task.dataset,
+        webhooks.events.IMPORT_FINISHED,
+        {
+            "import_id": task.pk,
+            "status": status,
+            "counts": report.get("counts", {}),
+            "committed": report.get("committed", False),
+            "error": error,
+        },
+    )
 
 
 def tag_of(task_pk: int) -> str:
