@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from editor import formats
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
@@ -223,3 +224,10 @@ def test_a_prepared_preference_export_records_pairs_and_left_out(
 def test_viewers_may_not_export_pairs(dataset, viewer):
     with pytest.raises(NotAllowed):
         start_export_task(dataset, viewer, format="preference")
+
+
+def test_the_import_command_takes_a_shape(dataset, tmp_path):
+    path = tmp_path / "hh.jsonl"
+    path.write_bytes(jsonl(HH_ROWS))
+    call_command("import_transcripts", str(path), dataset=dataset.slug, shape="hh")
+    assert PreferencePair.objects.filter(transcript__dataset=dataset).count() == 2

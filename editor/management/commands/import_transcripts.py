@@ -21,6 +21,7 @@ from django.db import transaction
 from editor import formats
 from editor.errors import DomainError
 from editor.importing import ImportRejected, ImportReport, Kind, OnConflict, import_transcripts
+from editor.importing.preference import SHAPES as PREFERENCE_SHAPES
 from editor.models import Dataset, validate_dataset_slug
 
 SHOWN_FAILURES = 20
@@ -73,10 +74,18 @@ class Command(BaseCommand):
             "its .jsonl/.ndjson name or its lines, otherwise one transcript)",
         )
         parser.add_argument(
+            "--shape",
+            choices=PREFERENCE_SHAPES,
+            help="rows of a JSONL or JSON array file: preference (TRL rows) or hh (HH-RLHF "
+            "text) reads every row as a pair, transcripts never (default: by their keys)",
+        )
+        parser.add_argument(
             "--report", metavar="FILE", help="write the full report, item by item, as JSON"
         )
 
-    def handle(self, *args, path, dataset, spec, on_conflict, partial, kind, report, **options):
+    def handle(
+        self, *args, path, dataset, spec, on_conflict, partial, kind, report, shape=None, **options
+    ):
         self._drawn = False  # a progress bar is on the terminal's current line
         self._last_step = None
         _check_slug(dataset)
@@ -96,6 +105,7 @@ class Command(BaseCommand):
                     partial=partial,
                     kind=kind,
                     progress=self._progress,
+                    shape=shape,
                 )
             except ImportRejected as rejected:
                 self._finish_progress()
