@@ -11,6 +11,9 @@ What it reads (``kind="auto"`` tells them apart; see docs/storage.md):
   transcript written as JSON Lines;
 * a zip archive or a folder: every file in it is one transcript, except ``.jsonl`` /
   ``.ndjson`` members, which are read line by line.
+* preference data: JSONL lines or a JSON array of TRL / HH-RLHF rows (``chosen`` and
+  ``rejected``; ``shape`` says it instead): each row a transcript with its alternatives and
+  an imported pair (``preference``, docs/preference.md).
 
 An envelope, and a bare document on a JSONL line, are read by ``editor.formats.jsonl``: the
 one reader of the envelope, which ``ocm validate`` reads datasets with too.
@@ -37,7 +40,8 @@ dataset (or is the system); updates never change a status.
 
 The modules, one job each: ``sources`` tells the kinds of input apart, ``lines`` reads JSONL,
 ``archives`` reads zips and folders, ``candidates`` turns what was read into items,
-``batches`` parses, checks and writes them, ``report`` says what became of each, ``run`` is
+``batches`` parses, checks and writes them, ``preference`` reads preference rows and records
+their pairs, ``report`` says what became of each, ``run`` is
 ``import_transcripts``, ``limits`` holds every bound; ``tasks`` runs an import as a
 background task.
 """
