@@ -33,6 +33,7 @@ from enum import StrEnum
 from editor import formats
 from editor.errors import InvalidContent
 from editor.exporting.preference import PreferenceExport, check_options
+from editor.exporting.training import check_training_options, training_row
 from editor.formats.convert import map_transcript_traced
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.formats.preference import CONVERSATIONAL
@@ -178,8 +179,13 @@ class DatasetExport:
         audience: str | None,
         chunk_size: int,
         with_annotations: bool = False,
+        convention: str | None = None,
+        mask: str | None = None,
     ):
         self.transcripts = transcripts
+        # format=messages with a training mask (editor.exporting.training)
+        self.convention = convention
+        self.mask = mask
         self.with_annotations = with_annotations
         self.spec = spec
         self.format = format
@@ -216,7 +222,14 @@ class DatasetExport:
             else:
                 row, canonical = item
                 load_canonical = lambda canonical=canonical: canonical  # noqa: E731
-            if self.format == Format.MESSAGES:
+            if self.format == Format.MESSAGES and self.mask is not None:
+                line, exported = training_row(
+                    load_canonical(),
+                    convention=self.convention,
+                    mask_style=self.mask,
+                    chat_row=_chat_row,
+                )
+            elif self.format == Format.MESSAGES:
                 line, exported = _chat_row(load_canonical(), self.audience)
             else:
                 exported = _export(row, load_canonical, spec=spec, audience=self.audience)
@@ -367,6 +380,8 @@ def export_dataset(
     with_annotations: bool = False,
     preference_shape: str = CONVERSATIONAL,
     sources: tuple[str, ...] | list[str] | None = None,
+    convention: str | None = None,
+    mask: str | None = None,
 ) -> DatasetExport | PreferenceExport:
     """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
 
@@ -379,6 +394,10 @@ def export_dataset(
     ``format="preference"``: the pairs of the selected transcripts instead, as rows of
     ``preference_shape`` (conversational, standard, hh) from ``sources`` (any of edit,
     import, pairwise; all when None), their messages in ``spec``; no audience, no annotations.
+
+    ``mask`` (``weight`` | ``assistant_masks``, format=messages only): each chat row carries
+    what ``convention`` trains on (``editor.exporting.training``); whole transcripts, so no
+    audience.
     """
     if spec is not None and not formats.is_spec(spec):
         raise InvalidContent(
@@ -402,6 +421,7 @@ def export_dataset(
     selection = (Transcript.objects.all() if transcripts is None else transcripts).filter(
         dataset=dataset
     )
+    _check_mask_options(format, audience, convention, mask)
     if format == Format.PREFERENCE:
         sources = PAIR_SOURCES if sources is None else tuple(sources)
         check_options(preference_shape, spec, sources)
@@ -425,4 +445,30 @@ def export_dataset(
         audience=audience,
         chunk_size=chunk_size,
         with_annotations=with_annotations,
+        convention=convention,
+        mask=mask,
     )
+
+
+def _check_mask_options(
+    format: Format, audience: str | None, convention: str | None, mask: str | None
+) -> None:
+    """A training mask goes on chat rows of whole transcripts (format=messages, no audience)."""
+    check_training_options(convention, mask)
+    if mask is None and convention is None:
+        return
+    if format != Format.MESSAGES:
+        raise InvalidContent(
+            "A training mask (convention, mask) goes with format=messages only.",
+            code="invalid-request",
+        )
+    if mask is None:
+        raise InvalidContent(
+            "Name the mask to write with the convention: weight or assistant_masks.",
+            code="invalid-request",
+        )
+    if audience is not None:
+        raise InvalidContent(
+            "A training mask covers whole transcripts: export it without an audience.",
+            code="invalid-request",
+        )

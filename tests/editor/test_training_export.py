@@ -1,0 +1,80 @@
+"""Chat rows with a training mask: export_dataset(format="messages", convention=…, mask=…)
+(editor.exporting.training), on the hand-checked Harmony fixtures of tests/fixtures/training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from editor.errors import InvalidContent
+from editor.exporting import export_dataset
+from editor.storage.create import create_transcript
+
+pytestmark = pytest.mark.django_db
+
+TRAINING = Path(__file__).resolve().parents[1] / "fixtures" / "training"
+
+
+@pytest.fixture
+def harmony_dataset(dataset, curator):
+    for name in ("two-turns-with-call", "last-turn-only"):
+        source = "two-turns-with-call" if name == "two-turns-with-call" else "three-turns"
+        create_transcript(
+            dataset,
+            text=(TRAINING / f"{source}.harmony").read_text(encoding="utf-8"),
+            spec="harmony",
+            author=curator,
+            title=name,
+        )
+    return dataset
+
+
+def rows(dataset, **options) -> list[dict]:
+    return [json.loads(line) for line in export_dataset(dataset, format="messages", **options)]
+
+
+def test_weight_marks_assistant_messages_only(harmony_dataset):
+    first, second = rows(harmony_dataset, convention="last_assistant_turn", mask="weight")
+    assert [m.get("weight") for m in first["messages"]] == [None, None, 0, None, 0, None, 1]
+    assert [m.get("weight") for m in second["messages"]] == [None, 0, None, 0, None, 1]
+    assert all("weight" not in m for m in first["messages"] if m["role"] != "assistant")
+
+
+def test_gpt_oss_leaves_earlier_reasoning_out_and_trains_every_answer(harmony_dataset):
+    export = export_dataset(harmony_dataset, format="messages", mask="weight", convention="gpt_oss")
+    first, _ = [json.loads(line) for line in export]
+    assistant = [m for m in first["messages"] if m["role"] == "assistant"]
+    assert [m["weight"] for m in assistant] == [1, 1, 1]
+    # The earlier turn's analysis is gone, the last turn's reasoning stays.
+    assert ["reasoning_content" in m for m in assistant] == [False, False, True]
+    assert export.summary()["losses"]["reasoning_content"]["transcripts"] == 2
+
+
+def test_default_convention_of_harmony_is_gpt_oss(harmony_dataset):
+    assert rows(harmony_dataset, mask="assistant_masks") == rows(
+        harmony_dataset, mask="assistant_masks", convention="gpt_oss"
+    )
+
+
+def test_assistant_masks_is_one_flag_per_row_message(harmony_dataset):
+    first, second = rows(harmony_dataset, convention="all_assistant", mask="assistant_masks")
+    assert first["assistant_masks"] == [0, 0, 1, 0, 1, 0, 1]
+    assert len(second["assistant_masks"]) == len(second["messages"])
+    assert all("weight" not in m for m in first["messages"])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"format": "messages", "mask": "loss"}, "Unknown mask 'loss'"),
+        ({"format": "messages", "mask": "weight", "convention": "x"}, "Unknown training conv"),
+        ({"format": "jsonl", "mask": "weight"}, "format=messages only"),
+        ({"format": "messages", "convention": "gpt_oss"}, "Name the mask"),
+        ({"format": "messages", "mask": "weight", "audience": "end_user"}, "without an audience"),
+    ],
+)
+def test_bad_mask_options_are_refused(harmony_dataset, options, message):
+    with pytest.raises(InvalidContent, match=message):
+        export_dataset(harmony_dataset, **options)
