@@ -23,6 +23,8 @@ from editor.importing import limits
 from editor.importing.archives import check_directory, read_folder, read_zip
 from editor.importing.candidates import Candidate, file_candidates
 from editor.importing.lines import bounded_lines, first_line, is_message_line, read_jsonl
+from editor.importing.parquet import MAGIC as PARQUET_MAGIC
+from editor.importing.parquet import read_parquet
 from editor.importing.preference import array_candidates
 from editor.importing.report import ImportReport
 
@@ -85,6 +87,8 @@ def _candidates(
     head = _peek(stream, len(ZIP_MAGIC)) if kind == Kind.AUTO else b""
     if kind == Kind.ZIP or (kind == Kind.AUTO and head.startswith(ZIP_MAGIC)):
         return read_zip(_open_zip(stream, opened), name, report, spec)
+    if kind == Kind.AUTO and head.startswith(PARQUET_MAGIC):
+        return read_parquet(_seekable(stream, opened), name or "<stdin>", report, spec, shape)
     first = first_line(stream)
     is_jsonl = kind == Kind.JSONL or (
         kind == Kind.AUTO
@@ -102,12 +106,19 @@ def _candidates(
     return iter(file_candidates(first + rest, name, report, external_id=name, spec=spec))
 
 
+def _seekable(stream: IO[bytes], opened: ExitStack) -> IO[bytes]:
+    """``stream``, or a copy of it on disk when it cannot seek (stdin): zip archives and
+    Parquet files are read from their end."""
+    if stream.seekable():
+        return stream
+    spool = opened.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (closed by `opened`)
+    shutil.copyfileobj(stream, spool)
+    spool.seek(0)
+    return spool
+
+
 def _open_zip(stream: IO[bytes], opened: ExitStack) -> zipfile.ZipFile:
-    if not stream.seekable():  # stdin: zipfile needs to seek
-        spool = opened.enter_context(tempfile.TemporaryFile())  # noqa: SIM115 (closed by `opened`)
-        shutil.copyfileobj(stream, spool)
-        spool.seek(0)
-        stream = spool
+    stream = _seekable(stream, opened)  # zipfile needs to seek
     check_directory(stream)  # before zipfile reads the directory whole
     try:
         return opened.enter_context(zipfile.ZipFile(stream))

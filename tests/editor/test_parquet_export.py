@@ -11,11 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
-from editor.errors import InvalidContent
+from editor.errors import ImportRejected, InvalidContent
 from editor.exporting import export_dataset
 from editor.exporting.parquet import MESSAGES, ParquetRows, write_parquet
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.importing import import_transcripts
+from editor.models import Dataset, PreferencePair
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
 
@@ -165,3 +166,30 @@ def test_every_export_shape_loads_with_datasets_as_parquet_and_json(
 def test_an_unknown_file_format_is_refused(dataset, curator):
     with pytest.raises(InvalidContent):
         start_export_task(dataset, curator, file_format="xlsx")
+
+
+def test_parquet_files_import_back_as_the_same_pairs_and_chats(
+    dataset, curator, stored, tmp_path, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=False):
+        pairs = prepared(dataset, curator, format="preference", sources=["import"])
+        chats = prepared(dataset, curator, format="messages")
+    copy = Dataset.objects.create(name="Copy", slug="copy")
+    report = import_transcripts(pairs, dataset=copy, author=None)
+    assert report.counts["created"] == 6
+    again = [json.loads(line) for line in export_dataset(copy, format="preference")]
+    assert [{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in again[:5]] == PAIRS
+    assert again[5]["tools"] == WITH_TOOLS["tools"]
+    assert again[5]["chosen"] == WITH_TOOLS["chosen"]
+    chat_copy = Dataset.objects.create(name="Chats", slug="chats")
+    report = import_transcripts(chats, dataset=chat_copy, author=None)
+    assert report.counts["created"] == 9
+    assert not PreferencePair.objects.filter(transcript__dataset=chat_copy).exists()
+
+
+def test_a_broken_parquet_file_is_a_failed_item(dataset, curator, tmp_path):
+    path = tmp_path / "broken.parquet"
+    path.write_bytes(b"PAR1" + b"\0" * 20)
+    with pytest.raises(ImportRejected) as rejected:
+        import_transcripts(path, dataset=dataset, author=curator)
+    assert [item.code for item in rejected.value.report.items] == ["bad-parquet"]
