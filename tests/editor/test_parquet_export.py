@@ -82,8 +82,8 @@ def test_what_the_columns_cannot_hold_is_counted_never_a_crash(tmp_path):
 
 def test_masks_are_integer_lists(tmp_path):
     path = tmp_path / "m.parquet"
-    write_parquet([{"assistant_masks": [False, True, True]}], path)
-    assert pq.read_table(path).column("assistant_masks").to_pylist() == [[0, 1, 1]]
+    write_parquet([{"assistant_masks": []}, {"assistant_masks": [False, True, True]}], path)
+    assert pq.read_table(path).column("assistant_masks").to_pylist() == [[], [0, 1, 1]]
 
 
 def test_an_empty_export_is_a_valid_file(tmp_path):
