@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,10 +97,45 @@ def complete(
 ) -> Completion:
     """Ask ``connection``'s model to continue ``messages`` (OpenAI chat messages) with the
     connection's options. ``stream``: the answer is read as SSE chunks and ``on_delta`` is
-    called with each piece (``{"content": str}``, ``{"reasoning": str}`` or
-    ``{"tool_call": {"index", "id", "name", "arguments"}}``) as it arrives. Records a
+    called with each piece as it arrives (see ``iter_completion``). Records a
     ``ModelRequest`` (purpose, tokens, duration, outcome) whether it succeeds or not.
     Raises ``ModelCallFailed``."""
+    for item in iter_completion(
+        connection,
+        messages,
+        tools=tools,
+        response_format=response_format,
+        stream=stream,
+        purpose=purpose,
+        dataset=dataset,
+        user=user,
+        transcript=transcript,
+        run=run,
+    ):
+        if isinstance(item, Completion):
+            return item
+        if on_delta is not None:
+            on_delta(item)
+    raise AssertionError("iter_completion ends with its Completion")  # pragma: no cover
+
+
+def iter_completion(
+    connection: ModelConnection,
+    messages: list[dict],
+    *,
+    tools: list[dict] | None = None,
+    response_format: dict | None = None,
+    stream: bool = True,
+    purpose: str,
+    dataset=None,
+    user=None,
+    transcript=None,
+    run=None,
+) -> Iterator[dict | Completion]:
+    """``complete`` as a generator, for a caller that passes the pieces on as they come (an
+    HTTP stream): yields each piece (``{"content": str}``, ``{"reasoning": str}`` or
+    ``{"tool_call": {"index", "id", "name", "arguments"}}``, the call as known so far), then
+    the ``Completion``. A caller that stops early records the request as cut short."""
     request: dict[str, Any] = {"model": connection.model, "messages": messages}
     if tools:
         request["tools"] = tools
@@ -119,7 +154,7 @@ def complete(
     try:
         client = _client(connection)
         if stream:
-            completion = _streamed(client, request, extra_body, on_delta)
+            completion = yield from _streamed(client, request, extra_body)
         else:
             completion = _whole(client, request, extra_body)
     except (openai.APIError, _NoChoices, *TRANSPORT_ERRORS) as error:
@@ -130,11 +165,17 @@ def complete(
         row.duration_ms = _ms_since(started)
         row.save()
         raise failure from None
+    except GeneratorExit:
+        row.ok = False
+        row.error = "Stopped by the caller before the answer ended."
+        row.duration_ms = _ms_since(started)
+        row.save()
+        raise
     completion.duration_ms = row.duration_ms = _ms_since(started)
     row.tokens_in, row.tokens_out = completion.usage
     row.save()
     completion.request_id = row.pk
-    return completion
+    yield completion
 
 
 def test_connection(connection: ModelConnection, user) -> dict:
@@ -206,12 +247,8 @@ def _whole(client: openai.OpenAI, request: dict, extra_body: dict) -> Completion
 
 
 def _streamed(
-    client: openai.OpenAI,
-    request: dict,
-    extra_body: dict,
-    on_delta: Callable[[dict], None] | None,
-) -> Completion:
-    emit = on_delta or (lambda delta: None)
+    client: openai.OpenAI, request: dict, extra_body: dict
+) -> Generator[dict, None, Completion]:
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, dict] = {}
@@ -236,10 +273,10 @@ def _streamed(
             piece = _reasoning_of(delta)
             if piece:
                 reasoning.append(piece)
-                emit({"reasoning": piece})
+                yield {"reasoning": piece}
             if delta.content:
                 content.append(delta.content)
-                emit({"content": delta.content})
+                yield {"content": delta.content}
             for call in delta.tool_calls or []:
                 known = calls.setdefault(call.index, {"id": None, "name": "", "arguments": ""})
                 if call.id:
@@ -247,7 +284,7 @@ def _streamed(
                 if call.function is not None:
                     known["name"] += call.function.name or ""
                     known["arguments"] += call.function.arguments or ""
-                emit({"tool_call": {"index": call.index, **known}})
+                yield {"tool_call": {"index": call.index, **known}}
     message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
     if reasoning:
         message["reasoning"] = "".join(reasoning)
