@@ -179,9 +179,9 @@ def _kind(key: str, value: Any) -> Any:
         return pa.float64()
     if isinstance(value, str):
         return pa.string()
-    if isinstance(value, list) and all(isinstance(v, (bool, int)) for v in value):
-        if value or "mask" in key:  # an empty mask is still a mask
-            return INTEGERS
+    integers = isinstance(value, list) and all(isinstance(v, (bool, int)) for v in value)
+    if integers and (value or "mask" in key):  # an empty mask is still a mask
+        return INTEGERS
     return JSON_TEXT
 
 
