@@ -17,6 +17,7 @@ from .routers import (
     messages,
     pairs,
     queues,
+    tokenizers,
     transcripts,
     workflow,
 )
@@ -50,3 +51,4 @@ api.add_router("/", bulk.router)
 api.add_router("/", labels.router)
 api.add_router("/", alternatives.router)
 api.add_router("/", pairs.router)
+api.add_router("/", tokenizers.router)

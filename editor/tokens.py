@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from editor import formats
@@ -179,3 +180,42 @@ def keep_counts(transcript: Transcript, canonical: formats.Transcript | None) ->
     ((total, counts),) = counts_for(transcript.dataset_id, [(canonical, transcript.version)])
     transcript.token_count, transcript.token_counts = total, counts
     return ["token_count", "token_counts"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the transcript page shows of a transcript's tokens: each message's count (by
+    index), the total, and the dataset's context length (``over``: the total exceeds it)."""
+
+    tokenizer: str
+    total: int
+    messages: dict[int, int]
+    channels: dict[str, int]
+    context_length: int | None
+
+    @property
+    def over(self) -> bool:
+        return self.context_length is not None and self.total > self.context_length
+
+    @property
+    def label(self) -> str:
+        """"3,120 / 4,096 tokens" (or "3,120 tokens" with no context length)."""
+        if self.context_length is None:
+            return f"{self.total:,} tokens"
+        return f"{self.total:,} / {self.context_length:,} tokens"
+
+
+def budget(transcript: Transcript) -> Budget | None:
+    """The transcript's current counts (None when the dataset names no tokenizer or they
+    are not counted, or stale, yet)."""
+    setting = setting_of(transcript.dataset_id)
+    if setting is None or not is_current(transcript, setting.key):
+        return None
+    stored = transcript.token_counts
+    return Budget(
+        tokenizer=setting.name or setting.key,
+        total=stored["total"],
+        messages=dict(enumerate(stored["messages"])),
+        channels=stored.get("channels", {}),
+        context_length=setting.context_length,
+    )

@@ -11,6 +11,7 @@ from editor.views import pairs as pair_views
 from editor.views import presence as presence_views
 from editor.views import queues as queue_views
 from editor.views import source as source_views
+from editor.views import tokenizers as tokenizer_views
 from editor.views import transcripts as transcript_views
 
 
@@ -192,6 +193,21 @@ urlpatterns = [
     path("transcripts/<int:pk>/history/", views.transcript_history, name="transcript-history"),
     path("transcripts/<int:pk>/pairs/", pair_views.transcript_pairs, name="transcript-pairs"),
     path("datasets/<dataset:slug>/pairs/", pair_views.dataset_pairs, name="dataset-pairs"),
+    path(
+        "datasets/<dataset:slug>/tokenizer/",
+        tokenizer_views.dataset_tokenizer,
+        name="dataset-tokenizer",
+    ),
+    path(
+        "datasets/<dataset:slug>/tokenizer/set/",
+        tokenizer_views.dataset_tokenizer_set,
+        name="dataset-tokenizer-set",
+    ),
+    path(
+        "datasets/<dataset:slug>/tokenizer/delete/",
+        tokenizer_views.dataset_tokenizer_delete,
+        name="dataset-tokenizer-delete",
+    ),
     path("pairs/<int:pk>/exclude/", pair_views.pair_exclude, name="pair-exclude"),
     path("pairs/<int:pk>/include/", pair_views.pair_include, name="pair-include"),
     path(

@@ -175,7 +175,13 @@ def _page_links(request, path: str, page) -> dict[str, str]:
 
 
 # Column -> the sort its header asks for first (the other direction on a second click).
-FIRST_SORT = {"title": "title", "messages": "-messages", "errors": "-errors", "updated": "-updated"}
+FIRST_SORT = {
+    "title": "title",
+    "messages": "-messages",
+    "errors": "-errors",
+    "tokens": "-tokens",
+    "updated": "-updated",
+}
 
 
 def _sort_links(request, path: str, current: str) -> dict[str, str]:

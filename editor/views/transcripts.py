@@ -11,7 +11,7 @@ from django.utils.functional import SimpleLazyObject
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from editor import alternatives, formats, queues, workflow
+from editor import alternatives, formats, queues, tokens, workflow
 from editor.errors import NotAllowed
 from editor.labels import annotations
 from editor.models import (
@@ -56,6 +56,8 @@ def transcript_context(
         "audiences": [(a, AUDIENCE_LABELS[a], a in allowed) for a in ALL_AUDIENCES],
         "can_edit": transcript.dataset.can_edit(request.user),
         "message_count": transcript.message_count,
+        # Tokens per message and in all, against the dataset's context length (editor.tokens).
+        "token_budget": tokens.budget(transcript),
         "transitions": workflow.allowed_transitions(transcript, request.user),
         "labels_by_message": message_labels(transcript, request.user, message_questions)
         if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)

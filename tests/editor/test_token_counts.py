@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
@@ -195,3 +196,71 @@ def test_sort_and_filter_over_n_tokens(counted, annotator, curator):
     assert titles(tokens_over=0, sort="id") == ["t1", "t3", "t8"]
     assert titles(sort="-tokens") == ["t8", "t3", "t1"]
     assert titles(sort="tokens") == ["t1", "t3", "t8"]
+
+
+def test_the_transcript_page_shows_each_messages_tokens_and_the_budget(client, counted, annotator):
+    text = conversation(turns=2)
+    made = create_transcript(counted, text=text, spec=SPEC, author=annotator)
+    client.force_login(annotator)
+    page = client.get(f"/transcripts/{made.pk}/").content.decode()
+    stored = fresh(made).token_counts
+    shown = {
+        int(index): int(n)
+        for index, n in re.findall(r'data-index="(\d+)"[^>]*?data-tokens="(\d+)"', page)
+    }
+    assert shown == dict(enumerate(stored["messages"]))
+    assert page.count("data-tokens=") == made.message_count
+    assert f'data-token-total="{stored["total"]}"' in page
+    assert f"{stored['total']:,} / 4,096 tokens" in page
+    assert 'data-over="false"' in page
+
+
+def test_over_the_context_length_is_marked(client, counted, curator, annotator):
+    tokenizing.set_encoding(counted, curator, encoding="cl100k_base", context_length=10)
+    made = create_transcript(counted, text=conversation(turns=2), spec=SPEC, author=annotator)
+    client.force_login(annotator)
+    page = client.get(f"/transcripts/{made.pk}/").content.decode()
+    assert 'class="token-budget over"' in page and "over the context length" in page
+
+
+def test_the_dataset_table_shows_and_filters_tokens(client, counted, annotator):
+    small = create_transcript(counted, text=conversation(turns=1), spec=SPEC, author=annotator)
+    big = create_transcript(counted, text=conversation(turns=9), spec=SPEC, author=annotator)
+    client.force_login(annotator)
+    threshold = fresh(small).token_count
+    page = client.get(f"/datasets/{counted.slug}/", {"tokens_over": threshold}).content.decode()
+    assert f'data-transcript="{big.pk}"' in page
+    assert f'data-transcript="{small.pk}"' not in page
+    assert f'data-token-count="{fresh(big).token_count}"' in page
+    assert 'data-sort="tokens"' in page
+
+
+def test_the_tokenizer_page(
+    client, dataset, curator, annotator, django_capture_on_commit_callbacks
+):
+    client.force_login(annotator)
+    assert (
+        "names no tokenizer" in client.get(f"/datasets/{dataset.slug}/tokenizer/").content.decode()
+    )
+    refused = client.post(f"/datasets/{dataset.slug}/tokenizer/set/", {"source": "cl100k_base"})
+    assert refused.status_code == 403
+    client.force_login(curator)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/datasets/{dataset.slug}/tokenizer/set/",
+            {"source": "upload", "tokenizer_json": io.BytesIO(b"{}"), "context_length": "4096"},
+        )
+    assert response.status_code == 400
+    assert "not a readable tokenizer.json" in response.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/datasets/{dataset.slug}/tokenizer/set/",
+            {"source": "cl100k_base", "context_length": "4096"},
+        )
+    assert response.status_code == 302
+    setting = DatasetTokenizer.objects.get(dataset=dataset)
+    assert (setting.key, setting.context_length) == ("tiktoken:cl100k_base", 4096)
+    page = client.get(f"/datasets/{dataset.slug}/tokenizer/").content.decode()
+    assert "cl100k_base" in page and "4096 tokens" in page
+    client.post(f"/datasets/{dataset.slug}/tokenizer/delete/")
+    assert not DatasetTokenizer.objects.filter(dataset=dataset).exists()

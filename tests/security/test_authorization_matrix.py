@@ -30,6 +30,7 @@ from editor.models import (
     ApiToken,
     BulkTask,
     Dataset,
+    DatasetTokenizer,
     ImportTask,
     Membership,
     PreferencePair,
@@ -101,6 +102,10 @@ def _populate(dataset, curator, annotator, tag):
         dataset=dataset, created_by=curator, action="revalidate", transcript_ids=[spare.pk]
     )
     run_export_task(export.pk)
+    # The tokenizer its members read (and curators change or remove).
+    DatasetTokenizer.objects.create(
+        dataset=dataset, kind="tiktoken", encoding="cl100k_base", name="cl100k_base"
+    )
     # An imported pair the annotator recorded: theirs to exclude, and any curator's.
     pair = PreferencePair.objects.create(
         transcript=transcript,
@@ -255,6 +260,15 @@ def _version(o):
 
 def _version(o):
     return {"version": o["version"]}
+
+
+def _tokenizer_upload(o):
+    """A tokenizer.json: a tiny BPE trained here (nothing downloaded)."""
+    from tokenizers import Tokenizer, models, trainers
+
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tokenizer.train_from_iterator(["hi there"], trainers.BpeTrainer(special_tokens=["[UNK]"]))
+    return {"file": SimpleUploadedFile("tokenizer.json", tokenizer.to_str().encode())}
 
 
 def _upload(o):
@@ -575,6 +589,17 @@ MATRIX = [
     html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
     html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
     html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
+    html("dataset-tokenizer", "GET", "/datasets/{slug}/tokenizer/", "200 200 200 200"),
+    html(
+        "dataset-tokenizer-set",
+        "POST",
+        "/datasets/{slug}/tokenizer/set/",
+        "403 403 403 302",
+        {"source": "cl100k_base", "context_length": "4096"},
+    ),
+    html(
+        "dataset-tokenizer-delete", "POST", "/datasets/{slug}/tokenizer/delete/", "403 403 403 302"
+    ),
     html(
         "revision-restore",
         "GET",
@@ -743,6 +768,15 @@ MATRIX = [
     api("get", "/datasets/{slug}/pairs", "403 200 200 200"),
     api("post", "/pairs/{pk}/exclude", "403 200 403 200"),
     api("post", "/pairs/{pk}/include", "403 200 403 200"),
+    api("get", "/datasets/{slug}/tokenizer", "200 200 200 200"),
+    api(
+        "put",
+        "/datasets/{slug}/tokenizer",
+        "403 403 403 200",
+        {"kind": "tiktoken", "encoding": "cl100k_base", "context_length": 4096},
+    ),
+    api("post", "/datasets/{slug}/tokenizer", "403 403 403 200", _tokenizer_upload, multipart=True),
+    api("delete", "/datasets/{slug}/tokenizer", "403 403 403 204"),
     api("get", "/transcripts/{pk}/annotations", "403 200 200 200"),
     # The annotator answered this question already (409 annotation-exists).
     api(
