@@ -231,3 +231,17 @@ def test_the_import_command_takes_a_shape(dataset, tmp_path):
     path.write_bytes(jsonl(HH_ROWS))
     call_command("import_transcripts", str(path), dataset=dataset.slug, shape="hh")
     assert PreferencePair.objects.filter(transcript__dataset=dataset).count() == 2
+
+
+def test_the_export_command_writes_pairs_and_says_what_was_left_out(dataset, mixed, capsys):
+    call_command(
+        "export_dataset",
+        dataset.slug,
+        format="preference",
+        sources=["import"],
+        preference_shape="standard",
+    )
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [row["chosen"] for row in rows] == ["Good answer 0."]
+    assert "1 pair(s) exported; left out: 1 excluded." in err

@@ -20,7 +20,10 @@ from django.core.management.base import BaseCommand, CommandError
 from editor import formats
 from editor.errors import DomainError
 from editor.exporting import MESSAGES_SPEC, Format, export_dataset
+from editor.formats.preference import CONVERSATIONAL
+from editor.formats.preference import SHAPES as PREFERENCE_SHAPES
 from editor.models import Dataset, Status
+from editor.pairs import SOURCES as PAIR_SOURCES
 
 SHOWN_LOSSES = 10
 
@@ -71,9 +74,33 @@ class Command(BaseCommand):
             help="add each transcript's annotations to its line, placed in the exported "
             "messages and content; a label that cannot follow is reported as a loss",
         )
+        parser.add_argument(
+            "--preference-shape",
+            choices=PREFERENCE_SHAPES,
+            default=CONVERSATIONAL,
+            help="--format preference: TRL conversational or standard rows, or HH-RLHF text",
+        )
+        parser.add_argument(
+            "--source",
+            action="append",
+            choices=PAIR_SOURCES,
+            dest="sources",
+            help="--format preference: pairs from this source (repeatable; default: all)",
+        )
 
     def handle(
-        self, *args, dataset, spec, status, out, format, audience, with_annotations, **options
+        self,
+        *args,
+        dataset,
+        spec,
+        status,
+        out,
+        format,
+        audience,
+        with_annotations,
+        preference_shape=CONVERSATIONAL,
+        sources=None,
+        **options,
     ):
         if format == Format.MESSAGES and spec not in (None, MESSAGES_SPEC):
             raise CommandError(
@@ -91,6 +118,8 @@ class Command(BaseCommand):
                 statuses=status,
                 audience=audience,
                 with_annotations=with_annotations,
+                preference_shape=preference_shape,
+                sources=sources,
             )
             if out:
                 _write_atomically(Path(out), export)
@@ -98,13 +127,17 @@ class Command(BaseCommand):
                 self._write_to_stdout(export)
         except DomainError as error:
             raise CommandError(error.message) from None
-        self.stderr.write(f"{export.count} transcript(s) exported.")
+        if format == Format.PREFERENCE:
+            left_out = ", ".join(f"{n} {why}" for why, n in export.left_out.items() if n)
+            self.stderr.write(f"{export.count} pair(s) exported; left out: {left_out or 'none'}.")
+        else:
+            self.stderr.write(f"{export.count} transcript(s) exported.")
         if export.loss_count:
             self.stderr.write(f"{export.loss_count} loss(es) in conversion:")
             for loss in export.losses[:SHOWN_LOSSES]:
                 where = (
                     "document"
-                    if loss["message_index"] is None
+                    if loss.get("message_index") is None
                     else f"message {loss['message_index']}"
                 )
                 self.stderr.write(
