@@ -170,10 +170,14 @@ def set_schemas(queue: ReviewQueue, schemas: Iterable[LabelSchema], *, author) -
     queue.schemas.set(schemas)
 
 
-def queue_questions(queue: ReviewQueue, target: str = "transcript") -> list[tuple]:
-    """What the queue asks about ``target`` ("transcript" or "message"): the questions of
+def queue_questions(
+    queue: ReviewQueue, target: str | tuple[str, ...] = "transcript"
+) -> list[tuple]:
+    """What the queue asks about ``target`` ("transcript", "message" or "turn", or a tuple of
+    them, read in one query): the questions of
     the schemas it chose, or of every active schema of its dataset when it chose none; each
     schema at its current version, archived ones left out (they take no answers)."""
+    targets = (target,) if isinstance(target, str) else target
     chosen = ReviewQueue.schemas.through.objects.filter(
         reviewqueue=queue.pk, labelschema=OuterRef("pk")
     )
@@ -188,7 +192,7 @@ def queue_questions(queue: ReviewQueue, target: str = "transcript") -> list[tupl
         for schema in schemas
         if (schema.chosen or not chose_some) and not schema.is_archived
         for question in definition_of(schema.current_version).questions
-        if question.applies_to == target
+        if question.applies_to in targets
     ]
 
 
@@ -360,8 +364,11 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
     _require_owner(assignment, user)
     now = now or timezone.now()
     with transaction.atomic():
+        queue = assignment.item.queue
         submit_answers(
-            assignment.item.transcript, user=user, questions=queue_questions(assignment.item.queue)
+            assignment.item.transcript,
+            user=user,
+            questions=queue_questions(queue, ("transcript", "turn")),
         )
         read = _lock_item(assignment.item)
         assignment = _move(assignment, "submit", submitted_at=now)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from editor import formats
@@ -466,23 +467,29 @@ def answer(
 
 def submit_answers(transcript: Transcript, *, user, questions=None) -> list[Annotation]:
     """Submit ``user``'s draft answers about ``transcript``, if every required question about
-    the whole transcript is answered (``MissingAnswers`` names those that are not). Required
+    the whole transcript is answered, and every required pairwise question about each turn
+    with two or more alternatives (``MissingAnswers`` names those that are not). Required
     questions about each message are not enforced here yet. ``questions``: the (schema,
-    question) pairs asked (a queue's, ``queues.queue_questions``); by default every active
-    schema's."""
+    question) pairs asked (a queue's, ``queues.queue_questions``, about the transcript and
+    about turns); by default every active schema's."""
     mine = list(
         Annotation.objects.filter(transcript=transcript, annotator=user).exclude(
             anchor_state=AnchorState.ORPHANED
         )
     )
     answered = {(a.schema_version_id, a.question) for a in mine if a.target == "transcript"}
+    if questions is None:
+        questions = transcript_questions(transcript.dataset) + active_questions(
+            transcript.dataset, "turn"
+        )
     missing = [
         question.prompt
-        for schema, question in (
-            transcript_questions(transcript.dataset) if questions is None else questions
-        )
-        if question.required and (schema.current_version_id, question.key) not in answered
+        for schema, question in questions
+        if question.applies_to == "transcript"
+        and question.required
+        and (schema.current_version_id, question.key) not in answered
     ]
+    missing += _missing_comparisons(transcript, mine, questions)
     if missing:
         raise MissingAnswers(
             f"Answer the required question{'s' if len(missing) > 1 else ''} first: "
@@ -499,6 +506,28 @@ def submit_answers(transcript: Transcript, *, user, questions=None) -> list[Anno
             annotation.state = AnnotationState.SUBMITTED
             annotation.submitted_at = annotation.updated_at = now
     return drafts
+
+
+def _missing_comparisons(transcript: Transcript, mine: list[Annotation], questions) -> list[str]:
+    """The required pairwise questions not answered about a turn that has two or more
+    alternatives (one query, only when such a question is asked)."""
+    required = [(s, q) for s, q in questions if q.kind == "pairwise" and q.required]
+    if not required:
+        return []
+    turns = (
+        Alternative.objects.filter(transcript=transcript)
+        .values("message_index")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=2)
+        .values_list("message_index", flat=True)
+    )
+    given = {(a.message_index, a.schema_version_id, a.question) for a in mine}
+    return [
+        f"{question.prompt} (message #{index})"
+        for index in sorted(turns)
+        for schema, question in required
+        if (index, schema.current_version_id, question.key) not in given
+    ]
 
 
 def answers_of(transcript: Transcript, user) -> list[dict]:

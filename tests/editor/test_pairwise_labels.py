@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from editor import alternatives, labels, queues
-from editor.errors import NotAllowed
+from editor.errors import MissingAnswers, NotAllowed
 from editor.labels import InvalidAnswer, InvalidLabelSchema, annotations, builder, parse_definition
 from editor.labels.agreement import KAPPA, for_question_kind
 from editor.models import Annotation, Membership, Role
@@ -295,3 +295,18 @@ def test_the_builder_page_offers_the_kind_and_marks_a_bad_rubric(client, curator
     client.post(url, posted)
     [question] = labels.definition_of(labels.LabelSchema.objects.get().current_version).questions
     assert (question.kind, question.reason, question.rubric[0].max) == ("pairwise", "off", 3)
+
+
+def test_a_required_comparison_is_answered_before_the_item_is_submitted(
+    dataset, curator, annotator, transcript
+):
+    labels.create_label_schema(
+        dataset, author=curator, name="Must", questions=[{**PAIRWISE, "required": True}]
+    )
+    queue = queues.create_queue(dataset, [transcript], name="P", author=curator)
+    assignment = queues.claim_next(queue, annotator)
+    with pytest.raises(MissingAnswers, match=r"Which answer is better\? \(message #1\)"):
+        queues.submit(assignment, annotator)
+    schema = labels.LabelSchema.objects.get(name="Must")
+    give(transcript, annotator, schema, {"order": ids(transcript), "choice": "tie"})
+    assert queues.submit(assignment, annotator).state == "submitted"
