@@ -15,10 +15,13 @@ from .routers import (
     imports,
     labels,
     messages,
+    models,
     pairs,
     queues,
     tokenizers,
     transcripts,
+    versions,
+    webhooks,
     workflow,
 )
 
@@ -51,4 +54,7 @@ api.add_router("/", bulk.router)
 api.add_router("/", labels.router)
 api.add_router("/", alternatives.router)
 api.add_router("/", pairs.router)
+api.add_router("/", models.router)
+api.add_router("/", webhooks.router)
+api.add_router("/", versions.router)
 api.add_router("/", tokenizers.router)

@@ -63,6 +63,8 @@ EXPENSIVE_ROUTES = (
     _route(EXPORT, "GET", rf"/transcripts/{PK}/export/"),
     _route(EXPORT, "GET", rf"/datasets/{SLUG}/export/"),
     _route(EXPORT, "POST", rf"/datasets/{SLUG}/exports/"),
+    _route(EXPORT, "GET", rf"/api/v1/datasets/{SLUG}/versions/[^/]+/export"),
+    _route(EXPORT, "GET", rf"/datasets/{SLUG}/versions/[^/]+/export/"),
     _route(SEARCH, "GET", rf"/api/v1/datasets/{SLUG}/transcripts", when=("q", None)),
     _route(SEARCH, "GET", rf"/datasets/{SLUG}/", when=("q", None)),
     _route(FORMAT, "POST", r"/api/v1/(validate|convert)"),

@@ -13,6 +13,8 @@ from editor.views import queues as queue_views
 from editor.views import source as source_views
 from editor.views import tokenizers as tokenizer_views
 from editor.views import transcripts as transcript_views
+from editor.views import versions as version_views
+from editor.views import webhooks as webhook_views
 
 
 class DatasetSlugConverter:
@@ -207,6 +209,61 @@ urlpatterns = [
         "datasets/<dataset:slug>/tokenizer/delete/",
         tokenizer_views.dataset_tokenizer_delete,
         name="dataset-tokenizer-delete",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/",
+        webhook_views.dataset_webhooks,
+        name="dataset-webhooks",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/add/",
+        webhook_views.webhook_create,
+        name="webhook-create",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/<int:pk>/",
+        webhook_views.webhook_detail,
+        name="webhook-detail",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/<int:pk>/toggle/",
+        webhook_views.webhook_toggle,
+        name="webhook-toggle",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/<int:pk>/delete/",
+        webhook_views.webhook_delete,
+        name="webhook-delete",
+    ),
+    path(
+        "datasets/<dataset:slug>/webhooks/<int:pk>/deliveries/<int:delivery_pk>/resend/",
+        webhook_views.delivery_resend,
+        name="webhook-delivery-resend",
+    ),
+    path(
+        "datasets/<dataset:slug>/versions/",
+        version_views.dataset_versions,
+        name="dataset-versions",
+    ),
+    path(
+        "datasets/<dataset:slug>/version-create/",
+        version_views.version_create,
+        name="dataset-version-create",
+    ),
+    path(
+        "datasets/<dataset:slug>/versions/<str:name>/",
+        version_views.version_detail,
+        name="dataset-version",
+    ),
+    path(
+        "datasets/<dataset:slug>/versions/<str:name>/export/",
+        version_views.version_export,
+        name="dataset-version-export",
+    ),
+    path(
+        "datasets/<dataset:slug>/versions/<str:name>/compare/",
+        version_views.version_compare,
+        name="dataset-version-compare",
     ),
     path("pairs/<int:pk>/exclude/", pair_views.pair_exclude, name="pair-exclude"),
     path("pairs/<int:pk>/include/", pair_views.pair_include, name="pair-include"),

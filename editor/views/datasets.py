@@ -38,6 +38,7 @@ from editor.visibility import (
     visible_dataset,
     visible_import_task,
 )
+from editor.webhooks import notices as webhook_notices
 
 PAGE_SIZE = 50
 RECENT_MEMBER_CHANGES = 10  # the members section lists these; the API has them all
@@ -88,6 +89,8 @@ def dataset_detail(request, slug):
     dataset = visible_dataset(request.user, slug)
     context = dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
+        # Curators hear of a webhook endpoint disabled after failures (banner and message).
+        context["disabled_webhooks"] = webhook_notices.tell(request, dataset)
         return render(request, "editor/dataset.html", context)
     context["swap_filters"] = True
     response = render(request, "editor/dataset.html#transcript-table", context)

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from editor import alternatives, formats, queues
+from editor import alternatives, formats, queues, versions
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.labels import create_label_schema
 from editor.models import (
@@ -33,8 +33,11 @@ from editor.models import (
     DatasetTokenizer,
     ImportTask,
     Membership,
+    ModelConnection,
     PreferencePair,
     Role,
+    WebhookDelivery,
+    WebhookEndpoint,
 )
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
@@ -121,7 +124,23 @@ def _populate(dataset, curator, annotator, tag):
     alternative = alternatives.add_alternative(
         transcript, 2, [{"role": "assistant", "content": "Rainy."}], source="hand", author=annotator
     )
+    # A webhook endpoint with one delivery, and a version (created by the curator).
+    webhook = WebhookEndpoint.objects.create(
+        dataset=dataset, url="http://93.184.216.34/hook", secret="whsec_AAAA"
+    )
+    delivery = WebhookDelivery.objects.create(
+        endpoint=webhook, message_id=f"msg_{tag}", event_type="export.ready", payload={}
+    )
+    dataset_version = versions.create_version(dataset, f"{tag}-v1", author=curator)
+    # A model connection to a port nobody listens on: a test call fails at once.
+    model_connection = ModelConnection.objects.create(
+        dataset=dataset, name=f"{tag}-model", base_url="http://127.0.0.1:9/v1", model="m"
+    )
     return {
+        "model_connection": model_connection.pk,
+        "webhook": webhook.pk,
+        "delivery": delivery.pk,
+        "dataset_version": dataset_version.name,
         "alternative": alternative.pk,
         "slug": dataset.slug,
         "transcript": transcript.pk,
@@ -236,6 +255,13 @@ def api(method, path, expected, body=None, query="", scoped=True, multipart=Fals
     concrete = path.replace("{index}", "0").replace("{number}", "1")
     concrete = concrete.replace("{username}", "viewer").replace("{invitation_id}", "999999")
     concrete = concrete.replace("{alt_id}", "{alternative}")
+    concrete = concrete.replace("{delivery_id}", "{delivery}")
+    concrete = concrete.replace("{name}", "{dataset_version}")
+    concrete = concrete.replace("{other}", "{dataset_version}")
+    if path.startswith("/datasets/{slug}/webhooks/"):
+        concrete = concrete.replace("{pk}", "{webhook}")
+    if path.startswith("/datasets/{slug}/model-connections/"):
+        concrete = concrete.replace("{pk}", "{model_connection}")
     for prefix, kind in PK_OF.items():
         if path.startswith(prefix):
             concrete = concrete.replace("{pk}", "{" + kind + "}")
@@ -589,6 +615,50 @@ MATRIX = [
     html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
     html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
     html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
+    html("dataset-webhooks", "GET", "/datasets/{slug}/webhooks/", "403 403 403 200"),
+    html(
+        "webhook-create",
+        "POST",
+        "/datasets/{slug}/webhooks/add/",
+        "403 403 403 302",
+        {"url": "http://93.184.216.34/"},
+    ),
+    html("webhook-detail", "GET", "/datasets/{slug}/webhooks/{webhook}/", "403 403 403 200"),
+    html(
+        "webhook-toggle", "POST", "/datasets/{slug}/webhooks/{webhook}/toggle/", "403 403 403 302"
+    ),
+    html(
+        "webhook-delete", "POST", "/datasets/{slug}/webhooks/{webhook}/delete/", "403 403 403 302"
+    ),
+    html(
+        "webhook-delivery-resend",
+        "POST",
+        "/datasets/{slug}/webhooks/{webhook}/deliveries/{delivery}/resend/",
+        "403 403 403 302",
+    ),
+    html("dataset-versions", "GET", "/datasets/{slug}/versions/", "200 200 200 200"),
+    html(
+        "dataset-version-create",
+        "POST",
+        "/datasets/{slug}/version-create/",
+        "403 403 403 302",
+        {"name": "matrix"},
+    ),
+    html(
+        "dataset-version", "GET", "/datasets/{slug}/versions/{dataset_version}/", "200 200 200 200"
+    ),
+    html(
+        "dataset-version-export",
+        "GET",
+        "/datasets/{slug}/versions/{dataset_version}/export/",
+        "403 200 200 200",
+    ),
+    html(
+        "dataset-version-compare",
+        "GET",
+        "/datasets/{slug}/versions/{dataset_version}/compare/?to={dataset_version}",
+        "200 200 200 200",
+    ),
     html("dataset-tokenizer", "GET", "/datasets/{slug}/tokenizer/", "200 200 200 200"),
     html(
         "dataset-tokenizer-set",
@@ -768,6 +838,39 @@ MATRIX = [
     api("get", "/datasets/{slug}/pairs", "403 200 200 200"),
     api("post", "/pairs/{pk}/exclude", "403 200 403 200"),
     api("post", "/pairs/{pk}/include", "403 200 403 200"),
+    api("get", "/datasets/{slug}/webhooks", "403 403 403 200"),
+    api("post", "/datasets/{slug}/webhooks", "403 403 403 201", {"url": "http://93.184.216.34/"}),
+    api("get", "/datasets/{slug}/webhooks/{pk}", "403 403 403 200"),
+    api("patch", "/datasets/{slug}/webhooks/{pk}", "403 403 403 200", {"description": "x"}),
+    api("delete", "/datasets/{slug}/webhooks/{pk}", "403 403 403 204"),
+    api("get", "/datasets/{slug}/webhooks/{pk}/deliveries", "403 403 403 200"),
+    api(
+        "post", "/datasets/{slug}/webhooks/{pk}/deliveries/{delivery_id}/resend", "403 403 403 202"
+    ),
+    api("get", "/datasets/{slug}/versions", "200 200 200 200"),
+    api("post", "/datasets/{slug}/versions", "403 403 403 201", {"name": "matrix"}),
+    api("get", "/datasets/{slug}/versions/{name}", "200 200 200 200"),
+    # A version's export holds everything: viewers read end-user renderings only.
+    api("get", "/datasets/{slug}/versions/{name}/export", "403 200 200 200"),
+    api("get", "/datasets/{slug}/versions/{name}/diff/{other}", "200 200 200 200"),
+    api("get", "/datasets/{slug}/model-connections", "403 200 200 200"),
+    api(
+        "post",
+        "/datasets/{slug}/model-connections",
+        "403 403 403 201",
+        {"name": "matrix", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+    ),
+    api("get", "/datasets/{slug}/model-connections/{pk}", "403 200 200 200"),
+    api("patch", "/datasets/{slug}/model-connections/{pk}", "403 403 403 200", {"model": "m2"}),
+    api("delete", "/datasets/{slug}/model-connections/{pk}", "403 403 403 204"),
+    api("post", "/datasets/{slug}/model-connections/{pk}/test", "403 403 403 200"),
+    # Message 0 is the user's: no turn to regenerate (422) once everything else is allowed.
+    api(
+        "post",
+        "/transcripts/{pk}/messages/{index}/regenerate",
+        "403 422 422 422",
+        lambda o: {"connection_id": o["model_connection"]},
+    ),
     api("get", "/datasets/{slug}/tokenizer", "200 200 200 200"),
     api(
         "put",

@@ -1,0 +1,125 @@
+"""A dataset's webhooks in the browser (curators; ``editor.webhooks``): the endpoints with
+their secrets, add one, enable or disable, delete, and an endpoint's deliveries with their
+last response and a Resend button. A disabled endpoint is shown as a banner here and on the
+dataset page, and told once per session as a message (``editor.webhooks.notices``)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from editor.errors import DomainError, NotAllowed
+from editor.views.shared import int_param
+from editor.visibility import visible_dataset
+from editor.webhooks import EVENTS, endpoints, notices
+
+PAGE_SIZE = 50
+
+
+def _curated(request, slug):
+    dataset = visible_dataset(request.user, slug)
+    try:
+        endpoints.require_curator(dataset, request.user)
+    except NotAllowed as refused:
+        raise PermissionDenied(refused.message) from None
+    return dataset
+
+
+def _endpoint(request, slug, pk):
+    dataset = _curated(request, slug)
+    try:
+        return dataset, endpoints.endpoint_of(dataset, pk)
+    except DomainError as missing:
+        raise Http404(missing.message) from None
+
+
+@require_GET
+def dataset_webhooks(request, slug):
+    dataset = _curated(request, slug)
+    return render(
+        request,
+        "editor/webhooks.html",
+        {
+            "dataset": dataset,
+            "webhooks": list(endpoints.endpoints_of(dataset)),
+            "events": EVENTS,
+            "disabled": notices.tell(request, dataset),
+            "form": {"url": "", "events": [], "description": ""},
+        },
+    )
+
+
+@require_POST
+def webhook_create(request, slug):
+    dataset = _curated(request, slug)
+    wanted = {
+        "url": request.POST.get("url", ""),
+        "events": request.POST.getlist("events"),
+        "description": request.POST.get("description", ""),
+    }
+    try:
+        endpoint = endpoints.create_endpoint(dataset, request.user, **wanted)
+    except DomainError as refused:
+        return render(
+            request,
+            "editor/webhooks.html",
+            {
+                "dataset": dataset,
+                "webhooks": list(endpoints.endpoints_of(dataset)),
+                "events": EVENTS,
+                "disabled": notices.disabled_endpoints(dataset, request.user),
+                "form": wanted,
+                "error": refused,
+            },
+            status=422,
+        )
+    messages.success(
+        request, f"Webhook added. Its signing secret: {endpoint.secret} (shown on this page too)."
+    )
+    return redirect("dataset-webhooks", dataset.slug)
+
+
+@require_GET
+def webhook_detail(request, slug, pk):
+    dataset, endpoint = _endpoint(request, slug, pk)
+    page = Paginator(endpoints.deliveries_of(endpoint), PAGE_SIZE).get_page(
+        int_param(request.GET.get("page"), 1)
+    )
+    return render(
+        request,
+        "editor/webhook.html",
+        {"dataset": dataset, "webhook": endpoint, "page": page},
+    )
+
+
+@require_POST
+def webhook_toggle(request, slug, pk):
+    dataset, endpoint = _endpoint(request, slug, pk)
+    enable = endpoint.disabled_at is not None
+    endpoints.update_endpoint(endpoint, request.user, enabled=enable)
+    messages.success(request, f"Webhook {'enabled' if enable else 'disabled'}.")
+    return redirect("dataset-webhooks", dataset.slug)
+
+
+@require_POST
+def webhook_delete(request, slug, pk):
+    dataset, endpoint = _endpoint(request, slug, pk)
+    endpoints.delete_endpoint(endpoint, request.user)
+    messages.success(request, "Webhook deleted.")
+    return redirect("dataset-webhooks", dataset.slug)
+
+
+@require_POST
+def delivery_resend(request, slug, pk, delivery_pk):
+    dataset, endpoint = _endpoint(request, slug, pk)
+    try:
+        delivery = endpoints.delivery_of(endpoint, delivery_pk)
+    except DomainError as missing:
+        raise Http404(missing.message) from None
+    endpoints.resend(delivery, request.user)
+    messages.success(request, f"Delivery {delivery.message_id} queued again.")
+    return redirect("webhook-detail", dataset.slug, endpoint.pk)
