@@ -133,6 +133,7 @@ def test_the_queue_shows_a_blind_pairwise_item_and_records_the_order_shown(
     assert 'data-kind="pairwise"' in html and 'data-key="="' in html
     assert "the turn as it stands" not in html  # blind: no source, no panel
     assert 'id="alternatives-1"' not in html
+    assert '<details class="whole-conversation">' in html  # its own turn out of sight
     assert "Capital of France?" in html  # the prompt
 
     answered = client.post(
