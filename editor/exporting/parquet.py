@@ -8,7 +8,8 @@ Columns (docs/formats.md, "Parquet"), fixed before the first row group is writte
 
 * message lists in OpenAI's chat shape (``messages``; ``prompt``, ``chosen``, ``rejected``
   of conversational preference rows) are ``list<struct<role, content, name, tool_call_id,
-  tool_calls: list<struct<id, type, function: struct<name, arguments>>>>>``: what
+  tool_calls: list<struct<id, type, function: struct<name, arguments>>>, reasoning_content,
+  weight>>``: what
   ``datasets`` loads as lists of dicts and TRL's chat templates read. A content that is not a
   string (a list of parts) is written as its JSON text; a message key outside these is
   dropped and counted as a loss;
@@ -41,6 +42,10 @@ MESSAGE = pa.struct(
         ("name", pa.string()),
         ("tool_call_id", pa.string()),
         ("tool_calls", pa.list_(TOOL_CALL)),
+        # An assistant turn's analysis as chat rows carry it (and chat templates read it).
+        ("reasoning_content", pa.string()),
+        # A training mask in OpenAI's shape (format=messages, mask=weight): 0 or 1.
+        ("weight", pa.int64()),
     ]
 )
 MESSAGES = pa.list_(MESSAGE)

@@ -193,3 +193,28 @@ def test_a_broken_parquet_file_is_a_failed_item(dataset, curator, tmp_path):
     with pytest.raises(ImportRejected) as rejected:
         import_transcripts(path, dataset=dataset, author=curator)
     assert [item.code for item in rejected.value.report.items] == ["bad-parquet"]
+
+
+@pytest.mark.parametrize("mask", ["weight", "assistant_masks"])
+def test_chat_rows_with_a_training_mask_load_as_parquet_and_json(dataset, stored, tmp_path, mask):
+    options = {"format": "messages", "convention": "all_assistant", "mask": mask}
+    written = [json.loads(line) for line in export_dataset(dataset, **options)]
+    path = tmp_path / "masked.parquet"
+    writer = write_parquet(iter(written), path)
+    assert writer.losses == {}
+    for kind, source in (("parquet", path), ("json", jsonl_file(dataset, tmp_path, **options))):
+        rows = loaded(kind, source)
+        assert len(rows) == len(written) == 9, kind
+        for row, expected in zip(rows, written, strict=True):
+            roles = [m["role"] for m in row["messages"]]
+            assert roles == [m["role"] for m in expected["messages"]]
+            if mask == "weight":
+                weights = [m.get("weight") for m in row["messages"]]
+                assert weights == [m.get("weight") for m in expected["messages"]]
+                assert {w for w, r in zip(weights, roles, strict=True) if r == "assistant"} <= {
+                    0,
+                    1,
+                }
+            else:
+                assert row["assistant_masks"] == [int(v) for v in expected["assistant_masks"]]
+                assert len(row["assistant_masks"]) == len(roles)
