@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -126,16 +127,18 @@ def message_spans(text: str) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], len(text)], strict=True))
 
 
-def test_split_and_placed_counting_agree(harmony_tiktoken):
-    # Texts cut next to special tokens are counted piece by piece, the others placed by
-    # byte offsets: both give the same counts (non-ASCII text included).
+def test_placed_counts_equal_each_pieces_own_encode(harmony_tiktoken):
+    # Cut at special tokens, each piece encodes on its own exactly as inside the whole text:
+    # the tokens placed by their byte offsets must give each piece's own count (non-ASCII
+    # text included, where byte and character offsets differ).
     text = HARMONY.replace("Simple sum.", "Somme simple — ça fait 4 ✓.")
-    cuts = [c for span in message_spans(text) for c in span][1:-1]
-    split = harmony_tiktoken.segment_counts_batch([text], [cuts])[0]
-    tokens_ = harmony_tiktoken.encode(text)
-    placed = tokens._place(tokens_, harmony_tiktoken._token_byte_lengths(), text, cuts)
-    assert split == placed
-    assert sum(split) == len(tokens_)
+    spans = message_spans(text)
+    cuts = [c for span in spans for c in span][1:-1]
+    placed = harmony_tiktoken.segment_counts_batch([text], [cuts])[0]
+    bounds = [0, *cuts, len(text)]
+    own = [harmony_tiktoken.count(text[a:b]) for a, b in itertools.pairwise(bounds)]
+    assert placed == own
+    assert sum(placed) == len(harmony_tiktoken.encode(text))
 
 
 def test_a_token_across_a_boundary_counts_once(cl100k):
