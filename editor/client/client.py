@@ -32,6 +32,7 @@ from .results import (
     BulkResult,
     BulkTask,
     Dataset,
+    DatasetVersion,
     ImportTask,
     LabelSchema,
     PulledTranscript,
@@ -388,6 +389,10 @@ class Client:
         if version is None:
             path = f"/datasets/{_segment(dataset)}/export"
         else:
+            if list(status) or audience is not None or summary:
+                # A version is exported whole, everything in it: the same bytes every time.
+                raise ValueError("A version is pulled whole: no status, audience or summary.")
+            params = {"spec": spec, "format": format}
             path = f"/datasets/{_segment(dataset)}/versions/{_segment(version)}/export"
         try:
             return self._send("GET", path, params=params, stream=True)
@@ -402,6 +407,37 @@ class Client:
             paths = self._json("GET", "/openapi.json").get("paths", {})
             self._has_versions = any(VERSION_EXPORT_ROUTE.search(path) for path in paths)
         return self._has_versions
+
+    # Dataset versions.
+
+    def versions(self, dataset: str) -> Iterator[DatasetVersion]:
+        """The dataset's versions, newest first (without their members)."""
+        return self._pages(DatasetVersion, f"/datasets/{_segment(dataset)}/versions")
+
+    def version(self, dataset: str, name: str) -> DatasetVersion:
+        """One version, with its members."""
+        path = f"/datasets/{_segment(dataset)}/versions/{_segment(name)}"
+        return self._one(DatasetVersion, "GET", path)
+
+    def create_version(
+        self,
+        dataset: str,
+        name: str,
+        *,
+        filters: Mapping[str, Any] | None = None,
+        description: str = "",
+    ) -> DatasetVersion:
+        """Freeze the dataset (or the transcripts ``filters`` select: the transcript list's
+        parameters, ``{"status": ["approved"]}``) as version ``name`` (curators)."""
+        body = {"name": name, "description": description, "filters": dict(filters or {})}
+        path = f"/datasets/{_segment(dataset)}/versions"
+        return self._one(DatasetVersion, "POST", path, json_body=body)
+
+    def diff_versions(self, dataset: str, name: str, other: str) -> dict[str, Any]:
+        """``{from_name, to_name, added, removed, changed: [{id, from_version, to_version,
+        history_url…}], unchanged}`` from version ``name`` to ``other``."""
+        path = f"/datasets/{_segment(dataset)}/versions/{_segment(name)}/diff/{_segment(other)}"
+        return self._json("GET", path)
 
     # Labels.
 

@@ -145,6 +145,21 @@ class BulkTask(Result):
 
 
 @dataclass(frozen=True, kw_only=True)
+class DatasetVersion(Result):
+    """A named, immutable version of a dataset (docs/api.md, "Dataset versions")."""
+
+    name: str
+    description: str
+    filters: dict[str, Any]
+    transcript_count: int
+    content_hash: str
+    created_by: str | None
+    created_at: datetime
+    # ``[transcript id, version, status]`` each; only when read one by one (``Client.version``).
+    members: list[list[Any]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class LabelSchema(Result):
     id: int
     dataset: str

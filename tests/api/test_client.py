@@ -215,7 +215,11 @@ def test_pull_as_canonical_objects(as_annotator, dataset, annotator):
     ]
 
 
-def test_pulling_a_version_says_this_server_has_none(as_annotator, dataset):
+def test_pulling_an_unknown_version(as_annotator, dataset):
+    with pytest.raises(ApiError) as unknown:
+        as_annotator.pull(dataset.slug, "/dev/null", version="v1")
+    assert unknown.value.code == "not-found"
+    as_annotator._has_versions = False  # as against a server without dataset versions
     with pytest.raises(VersionsUnavailable, match="dataset versions are not available"):
         as_annotator.pull(dataset.slug, "/dev/null", version="v1")
     with pytest.raises(ApiError) as missing:

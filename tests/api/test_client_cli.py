@@ -14,6 +14,7 @@ import pytest
 
 from editor.formats.cli import main
 from editor.models import ApiToken, Transcript
+from editor.versions import create_version
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -113,10 +114,19 @@ def test_pull_writes_the_dataset_in_a_spec(server, dataset, tmp_path):
     assert status == 0 and out == ""
 
 
-def test_pull_of_a_version_says_versions_are_not_available(server, dataset):
-    status, out, err = ocm("pull", dataset.slug, "--version", "v1", "--to", "chatml")
-    assert status == 2 and out == ""
-    assert err == "ocm: dataset versions are not available on this server (versions-unavailable)\n"
+def test_pull_of_a_version_writes_it_as_it_was(server, dataset, curator, tmp_path):
+    path = tmp_path / "batch.jsonl"
+    path.write_text(LINES)
+    assert ocm("push", str(path), "--dataset", dataset.slug)[0] == 0
+    create_version(dataset, "v1", author=curator)
+    status, before, _ = ocm("pull", dataset.slug, "--version", "v1", "--to", "chatml")
+    assert status == 0 and len(before.splitlines()) == 2
+    path.write_text(LINES.replace('"Hi"', '"Hello again"'))  # "b" is imported over
+    assert ocm("push", str(path), "--dataset", dataset.slug)[0] == 0
+    assert ocm("pull", dataset.slug, "--to", "chatml")[1] != before
+    assert ocm("pull", dataset.slug, "--version", "v1", "--to", "chatml")[1] == before
+    status, out, err = ocm("pull", dataset.slug, "--version", "v9", "--to", "chatml")
+    assert status != 0 and out == "" and "(not-found)" in err
 
 
 def test_the_ocm_script_pushes_and_pulls_through_standard_output(server, dataset, tmp_path):
