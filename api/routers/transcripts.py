@@ -9,6 +9,7 @@ from editor.exporting import export_transcript
 from editor.formats.render import render as render_transcript
 from editor.listing import TranscriptList
 from editor.models import Transcript
+from editor.presentation.training import TRAINING, training_rendering
 from editor.revisions import diff_revisions, list_revisions, restore_revision
 from editor.storage.content import TranscriptContent
 from editor.storage.create import create_transcript
@@ -30,11 +31,13 @@ from ..schemas import (
     ExportOut,
     Int32,
     NoteIn,
+    RenderAudience,
     RenderOut,
     RestoreIn,
     RevisionDetailOut,
     RevisionOut,
     SpecId,
+    TrainingConvention,
     TranscriptCreateIn,
     TranscriptFilters,
     TranscriptOut,
@@ -135,11 +138,22 @@ def undelete(request, pk: int, payload: NoteIn | None = None):
     summary="The transcript as an audience sees it",
     description="`end_user`: only what end users see; `annotator`: every message marked "
     "visible or not, with the reason; `debug`: as annotator plus the source and its control "
-    "tokens. A role that may not see the audience gets 403 `E-PERM-VISIBILITY`.",
+    "tokens; `training`: as annotator, each item with `trained`, `trained_reason`, the "
+    "`parts` / `spans` of the serialized text a text spec trains on and `trained_tokens` "
+    "(under `convention`: all_assistant, last_assistant_turn, gpt_oss; default gpt_oss for "
+    "harmony, else all_assistant). A role that may not see the audience gets 403 "
+    "`E-PERM-VISIBILITY`.",
 )
-def render(request, pk: int, audience: Audience = "end_user"):
+def render(
+    request,
+    pk: int,
+    audience: RenderAudience = "end_user",
+    convention: TrainingConvention | None = None,
+):
     transcript = visible_transcript(request.auth, pk)
     require_audience(transcript.dataset, request.auth, audience)
+    if audience == TRAINING:
+        return training_rendering(transcript, convention)
     return render_transcript(
         transcript.canonical(), audience, source_text=transcript.source_text or None
     ).to_dict()

@@ -7,6 +7,7 @@ from ninja import Field
 from editor import formats
 from editor.exporting import Format
 from editor.formats.render import AUDIENCES
+from editor.formats.training import CONVENTIONS
 from editor.importing import OnConflict
 from editor.models import (
     AnchorState,
@@ -35,6 +36,13 @@ StatusName = Literal[tuple(Status.values)]
 
 
 Audience = Literal[AUDIENCES]
+
+
+# A transcript's renderings: the audiences, and what a training run computes loss on.
+RenderAudience = Literal[(*AUDIENCES, "training")]
+
+
+TrainingConvention = Literal[CONVENTIONS]
 
 
 ExportFormat = Literal[tuple(f.value for f in Format)]

@@ -4,7 +4,15 @@ from datetime import datetime
 
 from ninja import Field, Schema
 
-from api.schemas.common import Audience, ContainsName, Int32, SpecId, StatusName, TranscriptSort
+from api.schemas.common import (
+    ContainsName,
+    Int32,
+    RenderAudience,
+    SpecId,
+    StatusName,
+    TrainingConvention,
+    TranscriptSort,
+)
 from editor.labels.filters import parse_label_filter, pickable_questions
 from editor.models import (
     TranscriptFilter,
@@ -184,11 +192,17 @@ class DiagnosticsOut(Schema):
 
 
 class RenderOut(Schema):
-    audience: Audience
+    audience: RenderAudience
     spec: str
     items: list[dict]
     source: str | None = None
     spans: list[dict] | None = None
+    convention: TrainingConvention | None = Field(
+        None, description="audience=training: the convention the items' `trained` follow."
+    )
+    trained_tokens: int | None = Field(
+        None, description="audience=training, when the dataset's tokenizer counts here."
+    )
 
 
 class NoteIn(Schema):

@@ -39,7 +39,9 @@ REVIEWING_ROLES = frozenset({Role.CURATOR, Role.REVIEWER})
 END_USER_AUDIENCE = "end_user"
 
 
-ALL_AUDIENCES = ("end_user", "annotator", "debug")
+# "training" shows hidden channels (what a training run computes loss on): the roles that see
+# the annotator rendering see it (editor.presentation.training).
+ALL_AUDIENCES = ("end_user", "annotator", "debug", "training")
 
 
 # A slug is a URL path segment (editor/urls.py's `dataset` converter): like Django's slugs,

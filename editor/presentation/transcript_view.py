@@ -15,11 +15,12 @@ from itertools import pairwise
 
 from editor import formats
 from editor.formats.model import SEMANTIC_FIELDS
-from editor.formats.render import END_USER, RenderedItem, render
+from editor.formats.render import ANNOTATOR, END_USER, RenderedItem, render
 from editor.formats.validate.pairing import pair_calls
 from editor.labels import annotations
 from editor.models import Transcript
 from editor.presentation.display import Part, Turn, display_turns
+from editor.presentation.training import TRAINING, convention_of, training_masks
 
 PAGE_SIZE = 50
 
@@ -38,6 +39,7 @@ class MessageCard:
     replies: list[int] = field(default_factory=list)  # a call: the indexes of its replies
     errors: int = 0
     warnings: int = 0
+    trained: object = None  # the training rendering: its editor.formats.training.MessageMask
 
     @property
     def index(self) -> int:
@@ -90,6 +92,8 @@ class TranscriptView:
     pairs: dict[int, int] = field(default_factory=dict)  # a reply's index: its call's
     replies: dict[int, list[int]] = field(default_factory=dict)
     counts: Counter = field(default_factory=Counter)  # (index, severity): diagnostics
+    convention: str | None = None  # the training rendering's
+    masks: list = field(default_factory=list)  # the training rendering's, by message index
 
     @property
     def page_count(self) -> int:
@@ -134,6 +138,7 @@ class TranscriptView:
             replies=self.replies.get(index, []),
             errors=self.counts.get((index, "error"), 0),
             warnings=self.counts.get((index, "warning"), 0),
+            trained=self.masks[index] if self.masks else None,
         )
 
 
@@ -147,18 +152,23 @@ _views: OrderedDict[tuple, TranscriptView] = OrderedDict()
 _views_lock = threading.Lock()
 
 
-def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
+def transcript_view(
+    transcript: Transcript, audience: str, convention: str | None = None
+) -> TranscriptView:
     """``transcript`` rendered for ``audience`` (which the caller checked the user may see),
-    in turns as its file has them."""
+    in turns as its file has them; ``training``: the annotator's rendering with each card's
+    mask under ``convention`` (the spec's default when None; editor.presentation.training)."""
+    if audience == TRAINING:
+        convention = convention_of(transcript, convention)
     if transcript.message_count < CACHED_VIEW_MIN_MESSAGES:
-        return _view(transcript, audience)
-    key = (transcript.pk, transcript.created_at, transcript.version, audience)
+        return _view(transcript, audience, convention)
+    key = (transcript.pk, transcript.created_at, transcript.version, audience, convention)
     with _views_lock:
         view = _views.get(key)
         if view is not None:
             _views.move_to_end(key)
             return view
-    view = _view(transcript, audience)
+    view = _view(transcript, audience, convention)
     with _views_lock:
         _views[key] = view
         held = sum(v.transcript.message_count for v in _views.values())
@@ -168,14 +178,18 @@ def transcript_view(transcript: Transcript, audience: str) -> TranscriptView:
     return view
 
 
-def _view(transcript: Transcript, audience: str) -> TranscriptView:
+def _view(transcript: Transcript, audience: str, convention: str | None = None) -> TranscriptView:
     canonical = formats.Transcript(
         spec=transcript.spec,
         header=transcript.header,
         messages=transcript.stored_messages(),
         attrs=transcript.attrs,
     )
-    rendered = render(canonical, audience, source_text=transcript.source_text or None)
+    masks = []
+    if audience == TRAINING:
+        masks = training_masks(transcript, convention, canonical=canonical)
+    shown_as = ANNOTATOR if audience == TRAINING else audience
+    rendered = render(canonical, shown_as, source_text=transcript.source_text or None)
     pairs = pair_calls(canonical.messages) if audience != END_USER else {}
     return TranscriptView(
         transcript,
@@ -186,6 +200,8 @@ def _view(transcript: Transcript, audience: str) -> TranscriptView:
         pairs=pairs,
         replies=_replies_by_call(pairs),
         counts=_diagnostic_counts(transcript.diagnostics) if audience != END_USER else Counter(),
+        convention=convention if audience == TRAINING else None,
+        masks=masks,
     )
 
 

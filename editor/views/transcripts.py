@@ -13,6 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from editor import alternatives, formats, queues, tokens, workflow
 from editor.errors import NotAllowed
+from editor.formats.training import trained_token_total
 from editor.labels import annotations
 from editor.models import (
     ALL_AUDIENCES,
@@ -23,6 +24,7 @@ from editor.models import (
     UserPreference,
 )
 from editor.presentation.display import source_segments
+from editor.presentation.training import CONVENTION_LABELS, TRAINING
 from editor.presentation.transcript_view import (
     end_choices,
     form_fields,
@@ -34,7 +36,12 @@ from editor.views.shared import int_param, transcript_for
 from editor.visibility import FULL_CONTENT, require_audience
 
 TEMPLATE = "editor/transcript.html"
-AUDIENCE_LABELS = {"end_user": "End user", "annotator": "Annotator", "debug": "Source"}
+AUDIENCE_LABELS = {
+    "end_user": "End user",
+    "annotator": "Annotator",
+    "debug": "Source",
+    "training": "Training",
+}
 ANNOTATOR_AUDIENCE = "annotator"
 
 
@@ -126,8 +133,12 @@ def transcript_detail(request, pk):
     audience = request.GET.get("audience") or starting_audience(request.user, transcript)
     context = transcript_context(request, transcript, audience)
     status = 200
+    convention = request.GET.get("convention") or None
     if audience not in ALL_AUDIENCES:
         context["refusal"] = (None, f"Unknown audience {audience!r}; choose one of the tabs.")
+        status = 400
+    elif audience == TRAINING and convention not in (None, *CONVENTION_LABELS):
+        context["refusal"] = (None, f"Unknown convention {convention!r}; choose one in the list.")
         status = 400
     else:
         try:
@@ -136,7 +147,9 @@ def transcript_detail(request, pk):
             context["refusal"] = (refused.code, refused.message)
             status = refused.status
     if status == 200:
-        view = transcript_view(transcript, audience)
+        view = transcript_view(transcript, audience, convention)
+        if view.convention:
+            context.update(training_context(view))
         page = int_param(request.GET.get("page"))
         if request.htmx and page is not None:
             before = request.GET.get("before") == "1"
@@ -162,6 +175,15 @@ def transcript_detail(request, pk):
             context.update(editing_context(request, transcript, editing_index))
     template = TEMPLATE + ("#transcript-messages" if request.htmx else "")
     return render(request, template, context, status=status)
+
+
+def training_context(view) -> dict:
+    """The training rendering's selector and its trained tokens (when counted)."""
+    return {
+        "convention": view.convention,
+        "conventions": list(CONVENTION_LABELS.items()),
+        "trained_tokens": trained_token_total(view.masks),
+    }
 
 
 def starting_audience(user, transcript: Transcript) -> str:

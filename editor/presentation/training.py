@@ -1,0 +1,76 @@
+"""The training rendering (``?audience=training``, the API's ``audience=training``): the
+annotator's rendering with, per message, what a convention trains on
+(``editor.formats.training``) and, when the dataset names a tokenizer that can count on this
+machine, the trained tokens.
+
+Who may see it is decided by the caller (``editor.visibility.require_audience``): it shows
+hidden channels, so the roles that see the annotator rendering see it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from editor.formats import render as rendering
+from editor.formats import tokens, training
+from editor.models import DatasetTokenizer, Transcript
+from editor.models.tokenizers import TokenizerKind
+
+TRAINING = "training"
+CONVENTION_LABELS = {
+    training.ALL_ASSISTANT: "All assistant messages",
+    training.LAST_ASSISTANT_TURN: "Last assistant turn",
+    training.GPT_OSS: "gpt-oss (earlier analysis dropped)",
+}
+
+
+def convention_of(transcript: Transcript, asked: str | None) -> str:
+    """The convention asked for, or the transcript's spec's default when none is."""
+    return training.check_convention(asked or training.default_convention(transcript.spec))
+
+
+def dataset_tokenizer(transcript: Transcript):
+    """The dataset's tokenizer when it names one that can count on this machine, else None
+    (a missing encoding file is the tokenizer page's to explain, not this rendering's)."""
+    try:
+        named = transcript.dataset.tokenizer
+    except DatasetTokenizer.DoesNotExist:
+        return None
+    try:
+        if named.kind == TokenizerKind.TIKTOKEN:
+            return tokens.tiktoken_encoding(named.encoding)
+        return tokens.huggingface_tokenizer(named.tokenizer_json, named.name)
+    except tokens.TokenizerUnavailable:
+        return None
+
+
+def training_masks(
+    transcript: Transcript, convention: str, *, canonical=None
+) -> list[training.MessageMask]:
+    """The masks of ``transcript`` under ``convention``, with trained tokens when its
+    dataset's tokenizer can count."""
+    canonical = canonical if canonical is not None else transcript.canonical()
+    return training.training_mask(canonical, convention, tokenizer=dataset_tokenizer(transcript))
+
+
+def training_rendering(transcript: Transcript, convention: str | None) -> dict[str, Any]:
+    """The API's ``audience=training``: the annotator rendering, each item with ``trained``,
+    ``trained_reason``, the ``parts`` / ``spans`` of a text spec and ``trained_tokens``;
+    the ``convention`` used and the ``trained_tokens`` total (when counted)."""
+    convention = convention_of(transcript, convention)
+    canonical = transcript.canonical()
+    rendered = rendering.render(canonical, rendering.ANNOTATOR).to_dict()
+    masks = training_masks(transcript, convention, canonical=canonical)
+    for item in rendered["items"]:
+        mask = masks[item["index"]].to_dict()
+        item["trained"] = mask["trained"]
+        item["trained_reason"] = mask["reason"]
+        for key in ("parts", "spans", "trained_tokens"):
+            if key in mask:
+                item[key] = mask[key]
+    rendered["audience"] = TRAINING
+    rendered["convention"] = convention
+    total = training.trained_token_total(masks)
+    if total is not None:
+        rendered["trained_tokens"] = total
+    return rendered
