@@ -1,5 +1,6 @@
 from django import forms
 
+from editor.formats.training import ALL_ASSISTANT, GPT_OSS, LAST_ASSISTANT_TURN
 from editor.listing.filters import spec_options
 from editor.models import Dataset, Role, Status
 
@@ -11,8 +12,8 @@ class ImportForm(forms.Form):
         super().__init__(*args, auto_id="import_%s", **kwargs)
 
     file = forms.FileField(
-        help_text="A transcript (text or JSON), a JSONL file (one transcript per line) or a "
-        ".zip of transcript files."
+        help_text="A transcript (text or JSON), a JSONL file (one transcript per line), a "
+        ".zip of transcript files, a Parquet file, or preference pairs (TRL, HH-RLHF)."
     )
     spec = forms.ChoiceField(
         choices=spec_options("Detect automatically"), required=False, label="Spec"
@@ -26,6 +27,13 @@ class ImportForm(forms.Form):
         required=False,
         label="Import the readable items and report the rest (otherwise: all or nothing)",
     )
+
+
+CONVENTION_CHOICES = (
+    (ALL_ASSISTANT, "all assistant messages"),
+    (LAST_ASSISTANT_TURN, "the last assistant turn"),
+    (GPT_OSS, "gpt-oss (earlier turns' analysis dropped)"),
+)
 
 
 class ExportForm(forms.Form):
@@ -82,6 +90,25 @@ class ExportForm(forms.Form):
     audience = forms.ChoiceField(
         choices=[("", "everything (as annotators see it)"), ("end_user", "what the end user sees")],
         required=False,
+    )
+    mask = forms.ChoiceField(
+        label="Training mask",
+        choices=[
+            ("", "none"),
+            ("weight", "weight 0/1 on each assistant message (OpenAI fine-tuning)"),
+            ("assistant_masks", "assistant_masks column: 0/1 per message"),
+        ],
+        required=False,
+        help_text='For {"messages": […]} rows only: what a training run computes loss on.',
+    )
+    convention = forms.ChoiceField(
+        label="Trained on",
+        choices=[
+            ("", "the spec's default (gpt-oss for Harmony, else all assistant)"),
+            *CONVENTION_CHOICES,
+        ],
+        required=False,
+        help_text="With a training mask (docs/formats.md, Training masks).",
     )
 
 

@@ -1,6 +1,6 @@
-"""Preference exports through the API and the dataset page: format=preference with its
-shape and sources, streamed or prepared (as Parquet too); viewers refused; bad option
-combinations a 422 / a form message, never a 500."""
+"""Preference data through the API and the dataset page: an uploaded pair file imports;
+format=preference with its shape and sources, streamed or prepared (as Parquet too);
+viewers refused; bad option combinations a 422 / a form message, never a 500."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from editor.importing import import_transcripts
 from editor.models import PreferencePair
 from editor.pairs import exclude_pair
 
-from .conftest import assert_error
+from .conftest import PREFIX, assert_error
 
 pytestmark = pytest.mark.django_db
 
@@ -63,15 +64,12 @@ def test_a_prepared_parquet_export_of_pairs(
     download = as_annotator.get(f"/exports/{task['id']}/download")
     assert download["Content-Type"] == "application/vnd.apache.parquet"
     table = pq.read_table(io.BytesIO(b"".join(download.streaming_content)))
-    assert table.column("chosen").to_pylist()[0] == [
-        {
-            "role": "assistant",
-            "content": "good",
-            "name": None,
-            "tool_call_id": None,
-            "tool_calls": None,
-        }
-    ]
+    (message,) = table.column("chosen").to_pylist()[0]
+    assert (message["role"], message["content"], message["tool_calls"]) == (
+        "assistant",
+        "good",
+        None,
+    )
 
 
 def test_viewers_may_not_export_pairs(as_viewer, dataset, pairs):
@@ -120,3 +118,22 @@ def test_the_dataset_page_previews_pairs_and_refuses_bad_combinations(
     download = client.get(url, {"format": "preference", "preference_shape": "hh"})
     rows = [json.loads(line) for line in b"".join(download.streaming_content).splitlines()]
     assert len(rows) == 2 and rows[0]["chosen"] == HH[0]["chosen"]
+
+
+def test_an_uploaded_hh_file_imports_as_pairs_through_the_task(
+    as_annotator, dataset, django_capture_on_commit_callbacks
+):
+    content = "".join(json.dumps(row) + "\n" for row in HH)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = as_annotator.client.post(
+            f"{PREFIX}/datasets/{dataset.slug}/imports",
+            {"file": SimpleUploadedFile("hh.jsonl", content.encode())},
+            headers=as_annotator.headers,
+        )
+    assert response.status_code == 202, response.content
+    done = as_annotator.get(f"/imports/{response.json()['id']}").json()
+    assert done["status"] == "succeeded", done["error"]
+    assert done["report"]["counts"]["created"] == 3
+    pairs = PreferencePair.objects.filter(transcript__dataset=dataset, source="import")
+    assert pairs.count() == 3
+    assert {pair.chosen[0]["content"] for pair in pairs} == {"good"}
