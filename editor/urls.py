@@ -7,6 +7,7 @@ from editor.views import datasets as views
 from editor.views import exports as export_views
 from editor.views import labels as label_views
 from editor.views import messages as message_views
+from editor.views import models as model_views
 from editor.views import pairs as pair_views
 from editor.views import presence as presence_views
 from editor.views import queues as queue_views
@@ -30,6 +31,27 @@ class DatasetSlugConverter:
 register_converter(DatasetSlugConverter, "dataset")
 
 urlpatterns = [
+    path("datasets/<dataset:slug>/models/", model_views.model_connections, name="dataset-models"),
+    path(
+        "datasets/<dataset:slug>/models/add/",
+        model_views.model_connection_create,
+        name="dataset-model-create",
+    ),
+    path(
+        "datasets/<dataset:slug>/models/<int:pk>/",
+        model_views.model_connection_update,
+        name="dataset-model-update",
+    ),
+    path(
+        "datasets/<dataset:slug>/models/<int:pk>/delete/",
+        model_views.model_connection_delete,
+        name="dataset-model-delete",
+    ),
+    path(
+        "datasets/<dataset:slug>/models/<int:pk>/test/",
+        model_views.model_connection_test,
+        name="dataset-model-test",
+    ),
     path("", views.dashboard, name="dashboard"),
     path("datasets/", views.dataset_create, name="dataset-create"),
     path("datasets/<dataset:slug>/", views.dataset_detail, name="dataset"),

@@ -615,6 +615,34 @@ MATRIX = [
     html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
     html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
     html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
+    html("dataset-models", "GET", "/datasets/{slug}/models/", "403 403 403 200"),
+    html(
+        "dataset-model-create",
+        "POST",
+        "/datasets/{slug}/models/add/",
+        "403 403 403 302",
+        {"name": "matrix", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+    ),
+    html(
+        "dataset-model-update",
+        "POST",
+        "/datasets/{slug}/models/{model_connection}/",
+        "403 403 403 302",
+        {"name": "renamed", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+    ),
+    html(
+        "dataset-model-delete",
+        "POST",
+        "/datasets/{slug}/models/{model_connection}/delete/",
+        "403 403 403 302",
+    ),
+    # The connection's server is not listening: the page shows the error (200).
+    html(
+        "dataset-model-test",
+        "POST",
+        "/datasets/{slug}/models/{model_connection}/test/",
+        "403 403 403 200",
+    ),
     html("dataset-webhooks", "GET", "/datasets/{slug}/webhooks/", "403 403 403 200"),
     html(
         "webhook-create",
