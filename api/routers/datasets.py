@@ -242,6 +242,8 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         with_annotations=options.with_annotations,
         preference_shape=options.preference_shape,
         sources=options.sources or None,
+        convention=options.convention,
+        mask=options.mask,
     )
     body = lines.with_summary_line() if options.summary else lines
     response = StreamingHttpResponse(body, content_type="application/x-ndjson; charset=utf-8")

@@ -49,6 +49,8 @@ def start_export(request, slug: str, options: PreparedExportQuery):
         file_format=options.file_format,
         preference_shape=options.preference_shape,
         sources=options.sources or None,
+        convention=options.convention,
+        mask=options.mask,
     )
     return Status(202, task)
 

@@ -5,9 +5,16 @@ from typing import Literal
 
 from ninja import Field, Schema
 
-from api.schemas.common import ExportFormat, OnConflictChoice, SpecId, StatusName
+from api.schemas.common import (
+    ExportFormat,
+    OnConflictChoice,
+    SpecId,
+    StatusName,
+    TrainingConvention,
+)
 from editor.exporting.tasks import FILE_FORMATS
 from editor.exporting.tasks import progress_of as export_progress_of
+from editor.exporting.training import MASK_STYLES
 from editor.formats.preference import SHAPES as PREFERENCE_SHAPES
 from editor.importing.tasks import progress_of
 from editor.pairs import SOURCES as PAIR_SOURCES
@@ -59,6 +66,17 @@ class DatasetExportQuery(Schema):
     )
     sources: list[Literal[PAIR_SOURCES]] = Field(
         [], description="format=preference: the pairs of these sources; none given: all."
+    )
+    mask: Literal[MASK_STYLES] | None = Field(
+        None,
+        description="format=messages: write what a training run computes loss on, as a "
+        "per-message `weight` (OpenAI fine-tuning) or an `assistant_masks` column (one 0/1 "
+        "per message); docs/formats.md.",
+    )
+    convention: TrainingConvention | None = Field(
+        None,
+        description="With `mask`: all_assistant, last_assistant_turn or gpt_oss (default: "
+        "gpt_oss for harmony transcripts, else all_assistant).",
     )
 
 

@@ -70,6 +70,8 @@ def start_export_task(
     file_format: str = JSONL,
     preference_shape: str | None = None,
     sources: list[str] | None = None,
+    convention: str | None = None,
+    mask: str | None = None,
 ) -> ExportTask:
     """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
     options are refused now, not in the worker. ``file_format``: jsonl or parquet;
@@ -95,6 +97,9 @@ def start_export_task(
         options["preference_shape"] = preference_shape
     if sources is not None:
         options["sources"] = list(sources)
+    if mask is not None or convention is not None:  # format=messages with a training mask
+        options["mask"] = mask
+        options["convention"] = convention
     if file_format != JSONL:
         options["file_format"] = file_format
     _lines(dataset, options)  # validates the options (unknown spec, status…)

@@ -404,6 +404,8 @@ def dataset_export(request, slug):
             audience=options["audience"] or None,
             preference_shape=options["preference_shape"] or "conversational",
             sources=options["sources"] or None,
+            convention=options["convention"] or None,
+            mask=options["mask"] or None,
         )
     except InvalidContent as refused:  # options that do not go together (hh with a spec…)
         form.add_error(None, refused.message)

@@ -53,6 +53,8 @@ def export_task_start(request, slug):
             file_format=options["file_format"] or "jsonl",
             preference_shape=options["preference_shape"] or None,
             sources=options["sources"] or None,
+            convention=options["convention"] or None,
+            mask=options["mask"] or None,
         )
     except (NotAllowed, InvalidContent) as refused:
         return HttpResponse(refused.message, status=refused.status)

@@ -11,6 +11,7 @@ import pytest
 from editor.errors import InvalidContent
 from editor.exporting import export_dataset
 from editor.storage.create import create_transcript
+from tests.api.conftest import api_client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +79,57 @@ def test_assistant_masks_is_one_flag_per_row_message(harmony_dataset):
 def test_bad_mask_options_are_refused(harmony_dataset, options, message):
     with pytest.raises(InvalidContent, match=message):
         export_dataset(harmony_dataset, **options)
+
+
+# --- the options through the API, the HTML export form and the export task -----------------
+
+
+def lines_of(response) -> list[dict]:
+    return [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+
+
+def test_the_api_streams_masked_rows(harmony_dataset, annotator, client):
+    api = api_client_for(annotator)
+    url = f"/datasets/{harmony_dataset.slug}/export"
+    response = api.get(url, {"format": "messages", "mask": "assistant_masks"})
+    assert response.status_code == 200
+    assert lines_of(response)[0]["assistant_masks"] == [0, 0, 1, 0, 1, 0, 1]
+    refused = api.get(url, {"format": "jsonl", "mask": "weight"})
+    assert refused.status_code == 422 and refused.json()["code"] == "invalid-request"
+    unknown = api.get(url, {"format": "messages", "mask": "weight", "convention": "most"})
+    assert unknown.status_code == 422
+
+
+def test_a_prepared_export_keeps_the_mask_options(
+    harmony_dataset, annotator, django_capture_on_commit_callbacks
+):
+    api = api_client_for(annotator)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            f"/datasets/{harmony_dataset.slug}/exports",
+            {"format": "messages", "mask": "weight", "convention": "last_assistant_turn"},
+        )
+    assert response.status_code == 202, response.content
+    task = api.get(f"/exports/{response.json()['id']}").json()
+    assert task["status"] == "succeeded", task["error"]
+    assert task["options"]["mask"] == "weight"
+    download = api.get(f"/exports/{task['id']}/download")
+    first = lines_of(download)[0]
+    assert [m.get("weight") for m in first["messages"]] == [None, None, 0, None, 0, None, 1]
+
+
+def test_the_html_export_form_offers_and_applies_the_mask(harmony_dataset, annotator, client):
+    client.force_login(annotator)
+    page = client.get(f"/datasets/{harmony_dataset.slug}/").content.decode()
+    assert 'name="mask"' in page and 'name="convention"' in page
+    response = client.get(
+        f"/datasets/{harmony_dataset.slug}/export/",
+        {"format": "messages", "mask": "weight", "convention": "all_assistant"},
+    )
+    assert response.status_code == 200
+    first = lines_of(response)[0]
+    assert [m["weight"] for m in first["messages"] if m["role"] == "assistant"] == [1, 1, 1]
+    refused = client.get(
+        f"/datasets/{harmony_dataset.slug}/export/", {"format": "jsonl", "mask": "weight"}
+    )
+    assert refused.status_code == 400
