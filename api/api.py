@@ -13,6 +13,7 @@ from .routers import (
     exports,
     formats,
     imports,
+    judges,
     labels,
     messages,
     models,
@@ -54,6 +55,7 @@ api.add_router("/", bulk.router)
 api.add_router("/", labels.router)
 api.add_router("/", alternatives.router)
 api.add_router("/", pairs.router)
+api.add_router("/", judges.router)
 api.add_router("/", models.router)
 api.add_router("/", webhooks.router)
 api.add_router("/", versions.router)

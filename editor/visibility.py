@@ -21,9 +21,11 @@ from editor.models import (
     Dataset,
     ExportTask,
     ImportTask,
+    JudgeRun,
     LabelSchema,
     PreferencePair,
     ReviewQueue,
+    Suggestion,
     Transcript,
 )
 from editor.pairs import with_names
@@ -158,3 +160,28 @@ def visible_bulk_task(user, pk: int) -> BulkTask:
 
 def visible_queue(user, pk: int) -> ReviewQueue:
     return _in_visible_dataset(ReviewQueue.objects.select_related("dataset"), user, pk, "queue")
+
+
+def visible_judge_run(user, pk: int) -> JudgeRun:
+    """A judge run of a dataset ``user`` may see, as it stands (a dead worker's recovered)."""
+    rows = JudgeRun.objects.select_related("dataset", "judge__schema", "judge__connection")
+    return current(_in_visible_dataset(rows, user, pk, "judge run"))
+
+
+def visible_suggestion(user, pk: int) -> Suggestion:
+    """A model's suggestion about a live transcript ``user`` may see, if their role reads the
+    model's answers (those that see hidden parts: the judge read them)."""
+    found = (
+        Suggestion.objects.select_related("transcript__dataset", "schema_version")
+        .filter(
+            pk=pk,
+            transcript__deleted_at__isnull=True,
+            transcript__dataset__in=Dataset.objects.for_user(user),
+        )
+        .first()
+    )
+    if found is None:
+        raise Http404(f"No suggestion {pk} among yours.")
+    if not found.transcript.dataset.sees_hidden(user):
+        raise NotAllowed("Your role sees what the end user sees only: not the model's answers.")
+    return found

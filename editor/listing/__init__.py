@@ -31,7 +31,12 @@ def hidden_filters(wanted: TranscriptFilter) -> list[str]:
     """The filters of ``wanted`` that tell what the end user is not shown: kinds of hidden
     message (``has``), diagnostic codes (they point into hidden parts) and label answers
     (which only the roles that label may read). A count of errors names no part: allowed."""
-    used = {"has": bool(wanted.contains), "code": bool(wanted.code), "label": bool(wanted.label)}
+    used = {
+        "has": bool(wanted.contains),
+        "code": bool(wanted.code),
+        "label": bool(wanted.label),
+        "judge": wanted.judge_disagrees,  # a model's answers: read by the roles that label
+    }
     return [name for name, present in used.items() if present]
 
 

@@ -42,7 +42,7 @@ class TranscriptFilterForm(forms.Form):
     """
 
     # Offered only to the roles that see hidden parts (``listing.hidden_filters``).
-    HIDDEN_FIELDS = ("has", "code", "label")
+    HIDDEN_FIELDS = ("has", "code", "label", "judge")
 
     def __init__(self, *args, dataset: Dataset, sees_hidden: bool = True, **kwargs):
         super().__init__(*args, auto_id="filter_%s", **kwargs)
@@ -113,6 +113,12 @@ class TranscriptFilterForm(forms.Form):
     )
     sort = forms.ChoiceField(choices=SORT_OPTIONS, required=False, label="Sort by")
     label = forms.ChoiceField(required=False, label="Label")
+    # A judge's answers are read by the roles that label (editor.assist.suggestions).
+    judge = forms.ChoiceField(
+        choices=[("", "any"), ("disagrees", "disagrees with people")],
+        required=False,
+        label="Judge",
+    )
 
     def clean_label(self):
         # The field's choices are exactly the tokens the parser accepts: this only types them.
@@ -134,6 +140,7 @@ class TranscriptFilterForm(forms.Form):
             updated_since=data.get("updated_since"),
             label=data.get("label"),
             tokens_over=data.get("tokens_over"),
+            judge_disagrees=data.get("judge") == "disagrees",
         )
 
     def sort_key(self) -> str:

@@ -24,6 +24,7 @@ from django.db.models import (
     OuterRef,
     Prefetch,
     Q,
+    Subquery,
 )
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -107,6 +108,9 @@ class TranscriptFilter:
     # More than this many tokens under the dataset's tokenizer (``token_count``; uncounted
     # transcripts never match): the list's "over N tokens".
     tokens_over: int | None = None
+    # A person's submitted answer about the whole transcript differs from the judge's newest
+    # suggestion for that question (editor.assist.versus): the list's "judge disagrees".
+    judge_disagrees: bool = False
 
 
 class TranscriptQuerySet(models.QuerySet):
@@ -196,9 +200,37 @@ class TranscriptQuerySet(models.QuerySet):
             rows = rows.filter(Exists(answers))
         if wanted.tokens_over is not None:
             rows = rows.filter(token_count__gt=wanted.tokens_over)
+        if wanted.judge_disagrees:
+            rows = rows.filter(Exists(self._answers_the_judge_differs_from()))
         if wanted.text:
             rows = rows.containing(wanted.text, wanted.search_hidden)
         return rows
+
+    def _answers_the_judge_differs_from(self):
+        """Submitted answers about the outer transcript unlike the newest suggestion for their
+        question (through the relations: those models' modules import this one)."""
+        annotations = self.model.annotations.rel.related_model.objects
+        suggestions = self.model.suggestions.rel.related_model.objects
+        newest = (
+            suggestions.filter(
+                transcript=OuterRef("transcript"),
+                schema_version=OuterRef("schema_version"),
+                question=OuterRef("question"),
+                message_index__isnull=True,
+            )
+            .order_by("-created_at", "-pk")
+            .values("pk")[:1]
+        )
+        unlike = suggestions.filter(pk=OuterRef("newest")).exclude(value=OuterRef("value"))
+        return (
+            annotations.filter(
+                transcript=OuterRef("pk"),
+                state=AnnotationState.SUBMITTED,
+                message_index__isnull=True,
+            )
+            .annotate(newest=Subquery(newest))
+            .filter(Exists(unlike))
+        )
 
     def containing(self, text: str, search_hidden: bool) -> TranscriptQuerySet:
         """Transcripts with a message containing ``text`` (``MessageQuerySet.containing``),

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from editor import alternatives, queues
+from editor.assist import versus
 from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import (
@@ -278,6 +279,7 @@ def queue_dashboard(request, pk):
             "annotators": annotators,
             "state_labels": AssignmentState.labels,
             "labels": queues.label_figures(queue),
+            "judges": versus.judge_figures(queue),
         },
     )
 

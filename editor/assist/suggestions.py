@@ -1,0 +1,73 @@
+"""Suggestions as people meet them: the model's answers about a transcript (shown pre-selected
+and marked as the model's), and accepting one, which makes it the person's own answer.
+
+A suggestion is never a person's answer: it lives in its own table, so agreement, progress
+and exports (which read ``Annotation``) never count it. Accepting one writes an
+``Annotation`` by the person who accepts (a draft, as any answer they give) and records who
+accepted it (``Suggestion.accepted_by``); the answer is then theirs.
+
+Who reads them: the roles that see the annotator's rendering (``Dataset.sees_hidden``): a
+judge read the whole transcript, hidden parts included, and its answer may tell of them.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from editor.errors import NotAllowed, SuggestionNotFound
+from editor.labels import definition_of
+from editor.labels.annotations import answer, transcript_questions
+from editor.models import Annotation, LabelSchema, Suggestion, Transcript
+
+
+def require_reader(dataset, user) -> None:
+    if not dataset.sees_hidden(user):
+        raise NotAllowed("Your role sees what the end user sees only: not the model's answers.")
+
+
+def suggestions_of(transcript: Transcript, user) -> list[Suggestion]:
+    """The newest suggestion per question of the active schemas' current versions, about the
+    whole transcript."""
+    require_reader(transcript.dataset, user)
+    current = {
+        (schema.current_version_id, question.key)
+        for schema, question in transcript_questions(transcript.dataset)
+    }
+    newest: dict[tuple[int, str], Suggestion] = {}
+    for suggestion in Suggestion.objects.filter(
+        transcript=transcript, message_index__isnull=True
+    ).order_by("-created_at", "-pk"):
+        key = (suggestion.schema_version_id, suggestion.question)
+        if key in current and key not in newest:
+            newest[key] = suggestion
+    return list(newest.values())
+
+
+def by_question(suggestions: list[Suggestion]) -> dict[tuple[int, str], Suggestion]:
+    """Suggestions by (schema version id, question key), as the question panel looks them up."""
+    return {(s.schema_version_id, s.question): s for s in suggestions}
+
+
+def accept(suggestion: Suggestion, *, user) -> Annotation:
+    """Make ``suggestion`` ``user``'s answer (a new draft, or their draft changed to it) and
+    record that they accepted it. Refused as any answer of theirs would be (their role, an
+    archived schema, a value the current version no longer takes)."""
+    schema = LabelSchema.objects.select_related("current_version", "dataset").get(
+        pk=suggestion.schema_version.schema_id
+    )
+    if definition_of(schema.current_version).question(suggestion.question) is None:
+        raise SuggestionNotFound("The schema has no such question any more.")
+    with transaction.atomic():
+        annotation = answer(
+            suggestion.transcript,
+            annotator=user,
+            schema=schema,
+            question=suggestion.question,
+            value=suggestion.value,
+        )
+        Suggestion.objects.filter(pk=suggestion.pk).update(
+            accepted_by=user, accepted_at=timezone.now()
+        )
+    suggestion.refresh_from_db()
+    return annotation
