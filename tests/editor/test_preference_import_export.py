@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from editor import formats
+from editor import editing, formats
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
 from editor.exporting import export_dataset
 from editor.exporting.tasks import run_export_task, start_export_task
@@ -19,6 +19,7 @@ from editor.models import Alternative, PreferencePair, Transcript
 from editor.pairs import exclude_pair
 from editor.storage.create import create_transcript
 from editor.storage.save import save_transcript
+from tests.editor.samples import demo_texts
 
 pytestmark = pytest.mark.django_db
 
@@ -245,3 +246,28 @@ def test_the_export_command_writes_pairs_and_says_what_was_left_out(dataset, mix
     rows = [json.loads(line) for line in out.splitlines()]
     assert [row["chosen"] for row in rows] == ["Good answer 0."]
     assert "1 pair(s) exported; left out: 1 excluded." in err
+
+
+def test_a_harmony_correction_exports_in_any_spec_with_its_tools(dataset, annotator):
+    weather = create_transcript(
+        dataset, text=demo_texts()["openchatml-2.2"], spec="openchatml-2.2", author=annotator
+    )
+    final = len(weather.canonical().messages) - 1
+    editing.edit_message(
+        weather, final, {"content": "It is 20 °C."}, expected_version=1, author=annotator
+    )
+    (chat,) = exported(dataset)
+    assert chat["chosen"][-1] == {"role": "assistant", "content": "It is 20 °C."}
+    assert chat["rejected"][-1]["role"] == "assistant"
+    assert [tool["function"]["name"] for tool in chat["tools"]] == ["get_current_weather"]
+    assert chat["provenance"]["spec"] == "openchatml-2.2"
+    (harmony,) = exported(dataset, spec="harmony")
+    assert (
+        harmony["chosen"] == "<|start|>assistant<|channel|>final<|message|>It is 20 °C.<|return|>"
+    )
+    whole = formats.parse(harmony["prompt"] + harmony["chosen"], "harmony").transcript
+    assert whole.messages[-1].content == "It is 20 °C."
+    (own,) = exported(dataset, spec="openchatml-2.2", preference_shape="standard")
+    assert own["chosen"] == "<|start|>assistant<|channel|>final<|message|>It is 20 °C.<|return|>\n"
+    again = formats.parse(own["prompt"] + own["chosen"], "openchatml-2.2").transcript
+    assert len(again.messages) == final + 1 and again.messages[-1].content == "It is 20 °C."
