@@ -84,3 +84,20 @@ def test_a_viewer_gets_403_perm_visibility(client, harmony, viewer):
     assert response.status_code == 403
     assert 'data-code="E-PERM-VISIBILITY"' in html
     assert "Say goodbye." not in html
+
+
+def test_later_pages_keep_the_chosen_convention(client, dataset, annotator):
+    turns = "".join(
+        f"<|start|>user<|message|>Question {n}<|end|>"
+        f"<|start|>assistant<|channel|>final<|message|>Answer {n}<|end|>"
+        for n in range(40)
+    )
+    long = create_transcript(dataset, author=annotator, text=turns, spec="harmony", title="80")
+    client.force_login(annotator)
+    html = page(client, long, convention="last_assistant_turn").content.decode()
+    loader = re.search(r'class="loader loader-after" hx-get="([^"]+)"', html).group(1)
+    assert "convention=last_assistant_turn" in loader
+    later = client.get(loader.replace("&amp;", "&"), headers={"HX-Request": "true"})
+    got = marks(later.content.decode())
+    assert got and max(got) == 79
+    assert [i for i, v in got.items() if v == "true"] == [79]
