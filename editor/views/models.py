@@ -66,6 +66,16 @@ def _page(request, dataset, *, form=None, editing=None, error=None, status=200, 
     )
 
 
+def _refused_form(request, refused: DomainError) -> dict:
+    """The form as posted, to fix what was refused, less an ``api_key_env`` that was refused:
+    what was typed there may be the key itself, and a key is never shown."""
+    form = {name: request.POST.get(name, "") for name in EMPTY_FORM}
+    details = refused.details if isinstance(refused.details, dict) else {}
+    if "api_key_env" in details.get("fields", {}):
+        form["api_key_env"] = ""
+    return form
+
+
 def _form_of(connection) -> dict:
     shown = connections.connection_dict(connection)
     shown["options"] = json.dumps(shown["options"], indent=1)
@@ -116,7 +126,8 @@ def model_connection_create(request, slug):
     try:
         created = connections.create_connection(dataset, request.user, _posted(request))
     except DomainError as refused:
-        return _page(request, dataset, form=request.POST, error=refused, status=422)
+        form = _refused_form(request, refused)
+        return _page(request, dataset, form=form, error=refused, status=422)
     messages.success(request, f"Model connection {created.name!r} added.")
     return redirect("dataset-models", dataset.slug)
 
@@ -127,7 +138,8 @@ def model_connection_update(request, slug, pk):
     try:
         connections.update_connection(connection, request.user, _posted(request))
     except DomainError as refused:
-        return _page(request, dataset, form=request.POST, editing=pk, error=refused, status=422)
+        form = _refused_form(request, refused)
+        return _page(request, dataset, form=form, editing=pk, error=refused, status=422)
     messages.success(request, f"Model connection {connection.name!r} saved.")
     return redirect("dataset-models", dataset.slug)
 
