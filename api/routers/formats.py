@@ -7,6 +7,7 @@ from ninja import Router, Schema, Status
 from editor import formats
 from editor.formats.convert import convert as convert_transcript
 from editor.formats.render import render as render_transcript
+from editor.formats.training import TRAINING, render_training
 from editor.formats.validate import validate_text
 
 from ..errors import errors
@@ -147,4 +148,6 @@ def render(request, payload: RenderIn):
     if too_large(request):
         return body_too_large()
     transcript, _ = formats.parse(payload.text, spec=payload.spec)
+    if payload.audience == TRAINING:
+        return render_training(transcript, payload.convention, text=payload.text)
     return render_transcript(transcript, payload.audience, source_text=payload.text).to_dict()

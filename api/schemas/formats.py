@@ -2,7 +2,7 @@
 
 from ninja import Field, Schema
 
-from api.schemas.common import Audience, SpecId
+from api.schemas.common import RenderAudience, SpecId, TrainingConvention
 
 
 class ValidateIn(Schema):
@@ -34,4 +34,7 @@ class ConvertOut(Schema):
 class RenderIn(Schema):
     text: str
     spec: SpecId | None = Field(None, description="Detected when absent.")
-    audience: Audience = "end_user"
+    audience: RenderAudience = "end_user"
+    convention: TrainingConvention | None = Field(
+        None, description="audience=training: all_assistant, last_assistant_turn or gpt_oss."
+    )

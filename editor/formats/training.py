@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from .codecs.bodytext import logical_text
 from .model import Transcript
 from .parsing import parse, serialize
+from .render import ANNOTATOR, render
 from .render.visibility import canonical_role
 from .specs import TEXT_SPECS
 from .validate.context import is_call, is_final, is_reply
@@ -43,6 +44,7 @@ LAST_ASSISTANT_TURN = "last_assistant_turn"
 GPT_OSS = "gpt_oss"
 CONVENTIONS = (ALL_ASSISTANT, LAST_ASSISTANT_TURN, GPT_OSS)
 HARMONY = "harmony"
+TRAINING = "training"  # the rendering's audience name
 
 # Why a message is (not) trained, as the mask reports it.
 TRAINED = "assistant message"
@@ -286,6 +288,35 @@ def render_training_text(
 
 
 DIM, UNDIM = "\x1b[2m", "\x1b[0m"
+
+
+def render_training(
+    transcript: Transcript,
+    convention: str | None = None,
+    *,
+    tokenizer: Counter | None = None,
+    text: str | None = None,
+) -> dict[str, Any]:
+    """The ``training`` rendering (the API's): the annotator rendering, each item with
+    ``trained``, ``trained_reason``, the ``parts`` / ``spans`` of a text spec (offsets into
+    ``text``, the transcript's own serialization) and ``trained_tokens`` with a tokenizer;
+    the ``convention`` used and the ``trained_tokens`` total when counted."""
+    convention = check_convention(convention or default_convention(transcript.spec))
+    rendered = render(transcript, ANNOTATOR).to_dict()
+    masks = training_mask(transcript, convention, tokenizer=tokenizer, text=text)
+    for item in rendered["items"]:
+        mask = masks[item["index"]].to_dict()
+        item["trained"] = mask["trained"]
+        item["trained_reason"] = mask["reason"]
+        for key in ("parts", "spans", "trained_tokens"):
+            if key in mask:
+                item[key] = mask[key]
+    rendered["audience"] = TRAINING
+    rendered["convention"] = convention
+    total = trained_token_total(masks)
+    if total is not None:
+        rendered["trained_tokens"] = total
+    return rendered
 
 
 def training_json(

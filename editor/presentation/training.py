@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from editor.formats import render as rendering
 from editor.formats import tokens, training
 from editor.models import DatasetTokenizer, Transcript
 from editor.models.tokenizers import TokenizerKind
 
-TRAINING = "training"
+TRAINING = training.TRAINING
 CONVENTION_LABELS = {
     training.ALL_ASSISTANT: "All assistant messages",
     training.LAST_ASSISTANT_TURN: "Last assistant turn",
@@ -57,20 +56,8 @@ def training_rendering(transcript: Transcript, convention: str | None) -> dict[s
     """The API's ``audience=training``: the annotator rendering, each item with ``trained``,
     ``trained_reason``, the ``parts`` / ``spans`` of a text spec and ``trained_tokens``;
     the ``convention`` used and the ``trained_tokens`` total (when counted)."""
-    convention = convention_of(transcript, convention)
-    canonical = transcript.canonical()
-    rendered = rendering.render(canonical, rendering.ANNOTATOR).to_dict()
-    masks = training_masks(transcript, convention, canonical=canonical)
-    for item in rendered["items"]:
-        mask = masks[item["index"]].to_dict()
-        item["trained"] = mask["trained"]
-        item["trained_reason"] = mask["reason"]
-        for key in ("parts", "spans", "trained_tokens"):
-            if key in mask:
-                item[key] = mask[key]
-    rendered["audience"] = TRAINING
-    rendered["convention"] = convention
-    total = training.trained_token_total(masks)
-    if total is not None:
-        rendered["trained_tokens"] = total
-    return rendered
+    return training.render_training(
+        transcript.canonical(),
+        convention_of(transcript, convention),
+        tokenizer=dataset_tokenizer(transcript),
+    )

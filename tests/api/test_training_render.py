@@ -66,3 +66,20 @@ def test_a_viewer_may_not_see_the_training_rendering(as_viewer, harmony):
     response = as_viewer.get(url(harmony), {"audience": "training"})
     body = assert_error(response, 403, "E-PERM-VISIBILITY")
     assert body["details"]["audience"] == "training"
+
+
+def test_post_render_marks_a_posted_text_for_training(as_viewer):
+    # The text is the caller's own: every audience is open, training included.
+    response = as_viewer.post(
+        "/render", {"text": HARMONY, "audience": "training", "convention": "all_assistant"}
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["convention"] == "all_assistant"
+    assert [i["index"] for i in body["items"] if i["trained"]] == [3, 4, 6, 7, 9, 10]
+    call = body["items"][4]
+    assert [HARMONY[a:b] for a, b in call["spans"]] == ['{"location":"Oslo"}', "<|call|>"]
+    refused = as_viewer.post(
+        "/render", {"text": HARMONY, "audience": "training", "convention": "x"}
+    )
+    assert refused.status_code == 422
