@@ -244,6 +244,7 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         sources=options.sources or None,
         convention=options.convention,
         mask=options.mask,
+        over_context=options.over_context,
     )
     body = lines.with_summary_line() if options.summary else lines
     response = StreamingHttpResponse(body, content_type="application/x-ndjson; charset=utf-8")

@@ -51,6 +51,7 @@ def start_export(request, slug: str, options: PreparedExportQuery):
         sources=options.sources or None,
         convention=options.convention,
         mask=options.mask,
+        over_context=options.over_context,
     )
     return Status(202, task)
 

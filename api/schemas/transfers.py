@@ -14,7 +14,7 @@ from api.schemas.common import (
 )
 from editor.exporting.tasks import FILE_FORMATS
 from editor.exporting.tasks import progress_of as export_progress_of
-from editor.exporting.training import MASK_STYLES
+from editor.exporting.training import MASK_STYLES, OVER_CONTEXT
 from editor.formats.preference import SHAPES as PREFERENCE_SHAPES
 from editor.importing.tasks import progress_of
 from editor.pairs import SOURCES as PAIR_SOURCES
@@ -77,6 +77,12 @@ class DatasetExportQuery(Schema):
         None,
         description="With `mask`: all_assistant, last_assistant_turn or gpt_oss (default: "
         "gpt_oss for harmony transcripts, else all_assistant).",
+    )
+    over_context: Literal[OVER_CONTEXT] | None = Field(
+        None,
+        description="format=jsonl|messages: transcripts whose token count is over the "
+        "dataset tokenizer's context length are left out (`drop`) or kept (`report`), each a "
+        "`context_length` loss.",
     )
 
 

@@ -33,7 +33,13 @@ from enum import StrEnum
 from editor import formats
 from editor.errors import InvalidContent
 from editor.exporting.preference import PreferenceExport, check_options
-from editor.exporting.training import check_training_options, training_row
+from editor.exporting.training import (
+    DROP,
+    check_training_options,
+    context_length_of,
+    over_context_loss,
+    training_row,
+)
 from editor.formats.convert import map_transcript_traced
 from editor.formats.model import SEMANTIC_FIELDS
 from editor.formats.preference import CONVERSATIONAL
@@ -181,8 +187,11 @@ class DatasetExport:
         with_annotations: bool = False,
         convention: str | None = None,
         mask: str | None = None,
+        over_context: tuple[str, int] | None = None,
     ):
         self.transcripts = transcripts
+        # (drop | report, the context length), or None (editor.exporting.training)
+        self.over_context = over_context
         # format=messages with a training mask (editor.exporting.training)
         self.convention = convention
         self.mask = mask
@@ -192,6 +201,7 @@ class DatasetExport:
         self.audience = audience
         self.chunk_size = chunk_size
         self.count = 0
+        self.dropped = 0  # left out: over the context length
         self.loss_count = 0
         self.losses: list[dict] = []
         # What is lost, by field: how many transcripts lose it, one detail as an example, and
@@ -222,6 +232,11 @@ class DatasetExport:
             else:
                 row, canonical = item
                 load_canonical = lambda canonical=canonical: canonical  # noqa: E731
+            over = over_context_loss(row.token_count, self.over_context)
+            if over is not None and self.over_context[0] == DROP:
+                self.dropped += 1
+                self._keep_losses(row, [over])
+                continue
             if self.format == Format.MESSAGES and self.mask is not None:
                 line, exported = training_row(
                     load_canonical(),
@@ -234,7 +249,7 @@ class DatasetExport:
             else:
                 exported = _export(row, load_canonical, spec=spec, audience=self.audience)
                 line = self._line(row, exported)
-            losses = exported.losses
+            losses = exported.losses if over is None else [*exported.losses, over]
             if self.format == Format.JSONL and losses and row.external_id:
                 losses = _not_carried_by_the_line(losses, row, load_canonical())
             if self.with_annotations:
@@ -382,6 +397,7 @@ def export_dataset(
     sources: tuple[str, ...] | list[str] | None = None,
     convention: str | None = None,
     mask: str | None = None,
+    over_context: str | None = None,
 ) -> DatasetExport | PreferenceExport:
     """The live transcripts of ``dataset`` as a stream of lines (see the module docstring).
 
@@ -397,7 +413,8 @@ def export_dataset(
 
     ``mask`` (``weight`` | ``assistant_masks``, format=messages only): each chat row carries
     what ``convention`` trains on (``editor.exporting.training``); whole transcripts, so no
-    audience.
+    audience. ``over_context`` (``drop`` | ``report``): transcripts whose stored token count is
+    over the dataset tokenizer's context length are left out or kept, a loss either way.
     """
     if spec is not None and not formats.is_spec(spec):
         raise InvalidContent(
@@ -422,6 +439,13 @@ def export_dataset(
         dataset=dataset
     )
     _check_mask_options(format, audience, convention, mask)
+    context = context_length_of(dataset, over_context)
+    if context is not None and format == Format.PREFERENCE:
+        raise InvalidContent(
+            "Dropping or reporting transcripts over the context length applies to "
+            "format=jsonl and format=messages.",
+            code="invalid-request",
+        )
     if format == Format.PREFERENCE:
         sources = PAIR_SOURCES if sources is None else tuple(sources)
         check_options(preference_shape, spec, sources)
@@ -447,6 +471,7 @@ def export_dataset(
         with_annotations=with_annotations,
         convention=convention,
         mask=mask,
+        over_context=context,
     )
 
 

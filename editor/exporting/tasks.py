@@ -72,6 +72,7 @@ def start_export_task(
     sources: list[str] | None = None,
     convention: str | None = None,
     mask: str | None = None,
+    over_context: str | None = None,
 ) -> ExportTask:
     """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
     options are refused now, not in the worker. ``file_format``: jsonl or parquet;
@@ -100,6 +101,8 @@ def start_export_task(
     if mask is not None or convention is not None:  # format=messages with a training mask
         options["mask"] = mask
         options["convention"] = convention
+    if over_context is not None:
+        options["over_context"] = over_context
     if file_format != JSONL:
         options["file_format"] = file_format
     _lines(dataset, options)  # validates the options (unknown spec, status…)

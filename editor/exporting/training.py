@@ -25,10 +25,13 @@ from __future__ import annotations
 from editor import formats
 from editor.errors import InvalidContent
 from editor.formats import training
+from editor.models import Dataset, DatasetTokenizer
 
 WEIGHT = "weight"
 ASSISTANT_MASKS = "assistant_masks"
 MASK_STYLES = (WEIGHT, ASSISTANT_MASKS)
+DROP, REPORT = "drop", "report"
+OVER_CONTEXT = (DROP, REPORT)
 REASONING_KEY = "reasoning_content"  # where a chat row holds an assistant turn's analysis
 
 
@@ -146,3 +149,40 @@ def _stored_of_row_messages(exported, row_messages: list[dict]) -> list[tuple[in
         groups.append(tuple(i for origin in origins[at : at + take] for i in origin))
         at += take
     return groups if at == len(origins) else None
+
+
+def context_length_of(dataset: Dataset, over_context: str | None) -> tuple[str, int] | None:
+    """``(over_context, the dataset's context length)``, None when not asked; refused
+    (``invalid-request``) for an unknown choice or a dataset naming no context length."""
+    if over_context is None:
+        return None
+    if over_context not in OVER_CONTEXT:
+        raise InvalidContent(
+            f"Unknown over_context {over_context!r}; expected drop or report.",
+            code="invalid-request",
+        )
+    length = (
+        DatasetTokenizer.objects.filter(dataset=dataset)
+        .values_list("context_length", flat=True)
+        .first()
+    )
+    if not length:
+        raise InvalidContent(
+            "This dataset names no context length: set one with its tokenizer first.",
+            code="invalid-request",
+        )
+    return over_context, length
+
+
+def over_context_loss(token_count: int | None, over_context: tuple[str, int] | None):
+    """The loss saying a transcript is over the context length, or None (not asked, not
+    counted, or within it). Stored counts are read as the list's "over N tokens" reads them."""
+    if over_context is None or token_count is None or token_count <= over_context[1]:
+        return None
+    what, length = over_context
+    action = "left out" if what == DROP else "exported anyway"
+    return {
+        "message_index": None,
+        "field": "context_length",
+        "detail": f"{token_count} tokens, over the context length of {length}: {action}",
+    }

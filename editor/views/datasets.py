@@ -406,6 +406,7 @@ def dataset_export(request, slug):
             sources=options["sources"] or None,
             convention=options["convention"] or None,
             mask=options["mask"] or None,
+            over_context=options["over_context"] or None,
         )
     except InvalidContent as refused:  # options that do not go together (hh with a spec…)
         form.add_error(None, refused.message)

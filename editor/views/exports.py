@@ -55,6 +55,7 @@ def export_task_start(request, slug):
             sources=options["sources"] or None,
             convention=options["convention"] or None,
             mask=options["mask"] or None,
+            over_context=options["over_context"] or None,
         )
     except (NotAllowed, InvalidContent) as refused:
         return HttpResponse(refused.message, status=refused.status)

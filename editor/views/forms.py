@@ -110,6 +110,16 @@ class ExportForm(forms.Form):
         required=False,
         help_text="With a training mask (docs/formats.md, Training masks).",
     )
+    over_context = forms.ChoiceField(
+        label="Over the context length",
+        choices=[
+            ("", "export them, say nothing"),
+            ("report", "export them, each reported as a loss"),
+            ("drop", "leave them out, each reported as a loss"),
+        ],
+        required=False,
+        help_text="By the token counts under the dataset's tokenizer; needs its context length.",
+    )
 
 
 class DatasetForm(forms.ModelForm):

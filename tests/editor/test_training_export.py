@@ -10,6 +10,7 @@ import pytest
 
 from editor.errors import InvalidContent
 from editor.exporting import export_dataset
+from editor.models import DatasetTokenizer, Transcript
 from editor.storage.create import create_transcript
 from tests.api.conftest import api_client_for
 
@@ -133,3 +134,57 @@ def test_the_html_export_form_offers_and_applies_the_mask(harmony_dataset, annot
         f"/datasets/{harmony_dataset.slug}/export/", {"format": "jsonl", "mask": "weight"}
     )
     assert refused.status_code == 400
+
+
+# --- transcripts over the context length: dropped or reported, as losses -------------------
+
+
+@pytest.fixture
+def counted(harmony_dataset):
+    """A context length of 1,000 tokens; the first transcript counted over it, the second
+    within it (counts set as the token counter stores them)."""
+    DatasetTokenizer.objects.create(
+        dataset=harmony_dataset, kind="tiktoken", encoding="cl100k_base", context_length=1000
+    )
+    first, second = Transcript.objects.filter(dataset=harmony_dataset).order_by("pk")
+    Transcript.objects.filter(pk=first.pk).update(token_count=1500)
+    Transcript.objects.filter(pk=second.pk).update(token_count=400)
+    return harmony_dataset
+
+
+@pytest.mark.parametrize("format", ["messages", "jsonl"])
+def test_over_context_drop_leaves_them_out_with_a_loss(counted, format):
+    export = export_dataset(counted, format=format, over_context="drop")
+    lines = [json.loads(line) for line in export]
+    assert len(lines) == 1
+    summary = export.summary()
+    assert summary["losses"]["context_length"]["transcripts"] == 1
+    assert "1500 tokens, over the context length of 1000: left out" in json.dumps(export.losses)
+
+
+def test_over_context_report_keeps_them_with_a_loss(counted):
+    export = export_dataset(counted, format="messages", mask="weight", over_context="report")
+    assert len(list(export)) == 2
+    assert export.summary()["losses"]["context_length"]["named"][0]["title"] == (
+        "two-turns-with-call"
+    )
+
+
+def test_over_context_needs_a_context_length_and_a_known_choice(harmony_dataset):
+    with pytest.raises(InvalidContent, match="names no context length"):
+        export_dataset(harmony_dataset, format="messages", over_context="drop")
+    with pytest.raises(InvalidContent, match="Unknown over_context"):
+        export_dataset(harmony_dataset, format="messages", over_context="trim")
+
+
+def test_over_context_through_the_api_and_the_form(counted, annotator, client):
+    api = api_client_for(annotator)
+    response = api.get(f"/datasets/{counted.slug}/export", {"over_context": "drop"})
+    assert len(lines_of(response)) == 1
+    client.force_login(annotator)
+    page = client.get(f"/datasets/{counted.slug}/").content.decode()
+    assert 'name="over_context"' in page
+    html = client.get(
+        f"/datasets/{counted.slug}/export/", {"format": "messages", "over_context": "drop"}
+    )
+    assert len(lines_of(html)) == 1
