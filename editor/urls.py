@@ -12,6 +12,7 @@ from editor.views import pairs as pair_views
 from editor.views import presence as presence_views
 from editor.views import queues as queue_views
 from editor.views import source as source_views
+from editor.views import suggestions as suggestion_views
 from editor.views import tokenizers as tokenizer_views
 from editor.views import transcripts as transcript_views
 from editor.views import versions as version_views
@@ -113,6 +114,11 @@ urlpatterns = [
     path("queues/<int:pk>/schemas/", label_views.queue_schemas_save, name="queue-schemas"),
     path("queues/<int:pk>/review/", queue_views.queue_review, name="queue-review"),
     path("queues/<int:pk>/dashboard/", queue_views.queue_dashboard, name="queue-dashboard"),
+    path(
+        "suggestions/<int:pk>/accept/",
+        suggestion_views.suggestion_accept,
+        name="suggestion-accept",
+    ),
     re_path(
         r"^assignments/(?P<pk>[0-9]+)/(?P<move>submit|skip)/$",
         queue_views.assignment_move,

@@ -84,11 +84,12 @@ def run_out(run: JudgeRun) -> dict:
 
 @router.get(
     "/datasets/{slug}/judges",
-    response={200: list[JudgeOut], **errors(404)},
+    response={200: list[JudgeOut], **errors(403, 404, 422)},
     summary="The dataset's judges",
 )
 def list_judges(request, slug: str):
     dataset = visible_dataset(request.auth, slug)
+    suggestions.require_reader(dataset, request.auth)
     return list(
         judges.judges_of(dataset).select_related("connection").order_by("schema_id", "question")
     )
@@ -117,11 +118,13 @@ def attach_judge(request, slug: str, payload: JudgeIn):
 
 @router.get(
     "/datasets/{slug}/judges/{pk}",
-    response={200: JudgeOut, **errors(404)},
+    response={200: JudgeOut, **errors(403, 404, 422)},
     summary="A judge",
 )
 def get_judge(request, slug: str, pk: int):
-    return visible_judge_for(visible_dataset(request.auth, slug), pk)
+    dataset = visible_dataset(request.auth, slug)
+    suggestions.require_reader(dataset, request.auth)
+    return visible_judge_for(dataset, pk)
 
 
 @router.patch(
@@ -148,7 +151,7 @@ def change_judge(request, slug: str, pk: int, payload: JudgePatchIn):
 
 @router.delete(
     "/datasets/{slug}/judges/{pk}",
-    response={204: None, **errors(403, 404)},
+    response={204: None, **errors(403, 404, 422)},
     summary="Detach a judge (curators): its runs go, its suggestions stay",
 )
 def detach_judge(request, slug: str, pk: int):
@@ -184,12 +187,13 @@ class RunFilters(Schema):
 
 @router.get(
     "/judge-runs",
-    response={200: list[JudgeRunOut], **errors(404, 422)},
+    response={200: list[JudgeRunOut], **errors(403, 404, 422)},
     summary="A dataset's judge runs, newest first",
 )
 @paginate(LimitOffset)
 def list_runs(request, filters: Query[RunFilters]):
     dataset = visible_dataset(request.auth, filters.dataset)
+    suggestions.require_reader(dataset, request.auth)
     return [
         run_out(run)
         for run in JudgeRun.objects.filter(dataset=dataset).select_related("dataset", "judge")
@@ -198,16 +202,18 @@ def list_runs(request, filters: Query[RunFilters]):
 
 @router.get(
     "/judge-runs/{pk}",
-    response={200: JudgeRunOut, **errors(404)},
+    response={200: JudgeRunOut, **errors(403, 404, 422)},
     summary="A judge run: status, progress, failures, tokens in and out",
 )
 def get_run(request, pk: int):
-    return run_out(visible_judge_run(request.auth, pk))
+    run = visible_judge_run(request.auth, pk)
+    suggestions.require_reader(run.dataset, request.auth)
+    return run_out(run)
 
 
 @router.post(
     "/judge-runs/{pk}/cancel",
-    response={200: JudgeRunOut, **errors(403, 404)},
+    response={200: JudgeRunOut, **errors(403, 404, 422)},
     summary="Cancel a run (curators): requests in flight finish, nothing more is asked",
 )
 def cancel_run(request, pk: int):
@@ -216,7 +222,7 @@ def cancel_run(request, pk: int):
 
 @router.post(
     "/judge-runs/{pk}/resume",
-    response={202: JudgeRunOut, **errors(403, 404, 409)},
+    response={202: JudgeRunOut, **errors(403, 404, 409, 422)},
     summary="Resume an ended run (curators): only transcripts without its suggestion are asked",
 )
 def resume_run(request, pk: int):
@@ -229,7 +235,7 @@ def resume_run(request, pk: int):
 
 @router.get(
     "/transcripts/{pk}/suggestions",
-    response={200: list[SuggestionOut], **errors(403, 404, 410)},
+    response={200: list[SuggestionOut], **errors(403, 404, 410, 422)},
     summary="The model's newest suggestion per question of the active schemas",
     description="Suggestions are the model's (`source: model`), never a person's answer.",
 )
@@ -249,7 +255,7 @@ def accept_suggestion(request, pk: int):
 
 @router.get(
     "/queues/{pk}/judge-agreement",
-    response={200: list[JudgeAgreementOut], **errors(403, 404)},
+    response={200: list[JudgeAgreementOut], **errors(403, 404, 422)},
     summary="Judge vs people per judged question of the queue: agreement, confusion table",
 )
 def judge_agreement(request, pk: int):

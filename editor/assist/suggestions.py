@@ -71,3 +71,19 @@ def accept(suggestion: Suggestion, *, user) -> Annotation:
         )
     suggestion.refresh_from_db()
     return annotation
+
+
+def with_suggestions(transcript: Transcript, user, questions: list[dict]) -> list[dict]:
+    """``questions`` (``annotations.with_my_answers``'s) each with the model's ``suggestion``
+    (None without one, or for a role that does not read them). A question ``user`` has not
+    answered shows the suggestion's value pre-selected (``suggested``): it is not their answer
+    until they accept it or answer themselves."""
+    if not questions or not transcript.dataset.sees_hidden(user):
+        return questions
+    found = by_question(suggestions_of(transcript, user))
+    for q in questions:
+        suggestion = found.get((q["schema"].current_version_id, q["question"].key))
+        q["suggestion"] = suggestion
+        if suggestion is not None and q["value"] is None:
+            q["value"], q["suggested"] = suggestion.value, True
+    return questions

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from editor import alternatives, queues
-from editor.assist import versus
+from editor.assist import suggestions, versus
 from editor.errors import DomainError, NotAllowed
 from editor.labels import annotations
 from editor.models import (
@@ -54,8 +54,10 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
     }
     if assignment is not None:
         transcript = assignment.item.transcript
-        context["questions"] = annotations.with_my_answers(
-            transcript, request.user, queues.queue_questions(queue)
+        context["questions"] = suggestions.with_suggestions(
+            transcript,
+            request.user,
+            annotations.with_my_answers(transcript, request.user, queues.queue_questions(queue)),
         )
         context["pairwise"] = alternatives.pairwise_items(
             transcript, request.user, queues.queue_questions(queue, "turn")

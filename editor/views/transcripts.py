@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from editor import alternatives, formats, queues, tokens, workflow
+from editor.assist import suggestions
 from editor.errors import NotAllowed
 from editor.formats.training import trained_token_total
 from editor.labels import annotations
@@ -167,8 +168,12 @@ def transcript_detail(request, pk):
         if "audience" in request.GET:
             UserPreference.remember_audience(request.user, audience)
         if context["can_edit"] and not request.htmx:
-            context["transcript_questions"] = annotations.with_my_answers(
-                transcript, request.user, annotations.transcript_questions(transcript.dataset)
+            context["transcript_questions"] = suggestions.with_suggestions(
+                transcript,
+                request.user,
+                annotations.with_my_answers(
+                    transcript, request.user, annotations.transcript_questions(transcript.dataset)
+                ),
             )
         context.update(message_list_context(view, view.page_holding(upto) if upto else 0))
         if editing_index is not None and context["can_edit"]:

@@ -204,6 +204,20 @@
     if (target) target.focus({ preventScroll: true });
   });
 
+  // --- the model's suggestions: accepted one after another (each answer is its own request,
+  // and two at once would contend for the same answers) --------------------------------------
+  const PENDING_SUGGESTION = "[data-suggestion] [data-action='accept-suggestion']";
+  let acceptingSuggestions = false;
+  function acceptNextSuggestion() {
+    const next = document.querySelector(PENDING_SUGGESTION);
+    if (!next) { acceptingSuggestions = false; return; }
+    activate(next);
+  }
+  document.addEventListener("htmx:afterSettle", () => {
+    if (acceptingSuggestions) acceptNextSuggestion();
+  });
+  document.addEventListener("htmx:responseError", () => { acceptingSuggestions = false; });
+
   // --- keys ---------------------------------------------------------------------------------
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented) return;
@@ -229,6 +243,15 @@
     // "=" is a comparison's tie (templates/editor/alternatives.html): 1 and 2 its answers.
     if (/^[1-9]$/.test(event.key) || event.key === "=") {
       if (pickOption(event.key)) event.preventDefault();
+      return;
+    }
+    // "y" accepts the model's suggestions shown (templates/editor/suggestion.html): each
+    // becomes the person's own answer. Only when some wait: a span tag keyed "y" keeps it
+    // otherwise.
+    if (event.key === "y" && document.querySelector(PENDING_SUGGESTION)) {
+      event.preventDefault();
+      acceptingSuggestions = true;
+      acceptNextSuggestion();
       return;
     }
     if (inQueue && event.key === "s") {

@@ -136,7 +136,38 @@ def _populate(dataset, curator, annotator, tag):
     model_connection = ModelConnection.objects.create(
         dataset=dataset, name=f"{tag}-model", base_url="http://127.0.0.1:9/v1", model="m"
     )
+    # A judge on its own connection, an ended run of it and the suggestion it left.
+    from editor.assist.judges import DEFAULT_PROMPT_TEMPLATE
+    from editor.models import Judge, JudgeRun, Suggestion, TaskStatus
+
+    judge = Judge.objects.create(
+        schema=schema,
+        question="helpful",
+        prompt_template=DEFAULT_PROMPT_TEMPLATE,
+        connection=ModelConnection.objects.create(
+            dataset=dataset, name=f"{tag}-judge", base_url="http://127.0.0.1:9/v1", model="m"
+        ),
+    )
+    judge_run = JudgeRun.objects.create(
+        dataset=dataset,
+        judge=judge,
+        schema_version=schema.current_version,
+        created_by=curator,
+        status=TaskStatus.FAILED,
+        transcript_ids=[transcript.pk, spare.pk],
+    )
+    suggestion = Suggestion.objects.create(
+        transcript=transcript,
+        schema_version=schema.current_version,
+        question="helpful",
+        value="no",
+        model="m",
+        run=judge_run,
+    )
     return {
+        "judge": judge.pk,
+        "judge_run": judge_run.pk,
+        "suggestion": suggestion.pk,
         "model_connection": model_connection.pk,
         "webhook": webhook.pk,
         "delivery": delivery.pk,
@@ -247,6 +278,8 @@ PK_OF = {
     "/exports/": "export",
     "/bulk/": "bulk",
     "/pairs/": "pair",
+    "/judge-runs/": "judge_run",
+    "/suggestions/": "suggestion",
 }
 
 
@@ -260,6 +293,8 @@ def api(method, path, expected, body=None, query="", scoped=True, multipart=Fals
     concrete = concrete.replace("{other}", "{dataset_version}")
     if path.startswith("/datasets/{slug}/webhooks/"):
         concrete = concrete.replace("{pk}", "{webhook}")
+    if path.startswith("/datasets/{slug}/judges/"):
+        concrete = concrete.replace("{pk}", "{judge}")
     if path.startswith("/datasets/{slug}/model-connections/"):
         concrete = concrete.replace("{pk}", "{model_connection}")
     for prefix, kind in PK_OF.items():
@@ -614,6 +649,8 @@ MATRIX = [
     html("transcript-pairs", "GET", "/transcripts/{transcript}/pairs/", "403 200 200 200"),
     html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
     html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
+    # A model's suggestion becomes the caller's answer: the roles that label.
+    html("suggestion-accept", "POST", "/suggestions/{suggestion}/accept/", "403 302 302 302"),
     html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
     html("dataset-models", "GET", "/datasets/{slug}/models/", "403 403 403 200"),
     html(
@@ -881,6 +918,40 @@ MATRIX = [
     # A version's export holds everything: viewers read end-user renderings only.
     api("get", "/datasets/{slug}/versions/{name}/export", "403 200 200 200"),
     api("get", "/datasets/{slug}/versions/{name}/diff/{other}", "200 200 200 200"),
+    # Judges: curators attach and run them; the roles that see hidden parts read them and
+    # their suggestions (a judge read the whole transcript); annotators accept suggestions.
+    api("get", "/datasets/{slug}/judges", "403 200 200 200"),
+    api(
+        "post",
+        "/datasets/{slug}/judges",
+        "403 403 403 201",
+        lambda o: {
+            "schema": o["schema"],
+            "question": "helpful",
+            "connection": o["model_connection"],
+        },
+    ),
+    api("get", "/datasets/{slug}/judges/{pk}", "403 200 200 200"),
+    api(
+        "patch",
+        "/datasets/{slug}/judges/{pk}",
+        "403 403 403 200",
+        {"prompt_template": "{question} {transcript}"},
+    ),
+    api("delete", "/datasets/{slug}/judges/{pk}", "403 403 403 204"),
+    api(
+        "post",
+        "/judge-runs",
+        "403 403 403 202",
+        lambda o: {"dataset": o["slug"], "schema": o["schema"], "question": "helpful"},
+    ),
+    api("get", "/judge-runs", "403 200 200 200", query="?dataset={slug}"),
+    api("get", "/judge-runs/{pk}", "403 200 200 200"),
+    api("post", "/judge-runs/{pk}/cancel", "403 403 403 200"),
+    api("post", "/judge-runs/{pk}/resume", "403 403 403 202"),
+    api("get", "/transcripts/{pk}/suggestions", "403 200 200 200"),
+    api("post", "/suggestions/{pk}/accept", "403 200 200 200"),
+    api("get", "/queues/{pk}/judge-agreement", "403 403 200 200"),
     api("get", "/datasets/{slug}/model-connections", "403 200 200 200"),
     api(
         "post",

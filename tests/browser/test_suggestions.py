@@ -1,0 +1,76 @@
+"""A judge's suggestions in the browser: on the transcript page's question panel the model's
+answer is pre-selected and marked ("Suggested by …", data-source="model"), and one key (y)
+makes each one the annotator's own answer."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
+
+from editor.labels import create_label_schema
+from editor.models import Annotation, Dataset, Membership, Role, Suggestion
+from editor.storage.create import create_transcript
+from tests.browser.conftest import settled
+from tests.support.judging import QUESTIONS
+
+PASSWORD = "a-long-test-password"
+TEXT = (
+    "<|start|>user<|message|>Capital of Australia?<|end|>\n"
+    "<|start|>assistant<|channel|>final<|message|>Canberra.<|end|>\n"
+)
+
+
+@pytest.fixture
+def setup(transactional_db):
+    users = get_user_model().objects
+    ann = users.create_user("ann", password=PASSWORD)
+    cur = users.create_user("cur", password=PASSWORD)
+    dataset = Dataset.objects.create(name="Geography", slug="geo")
+    Membership.objects.create(user=ann, dataset=dataset, role=Role.ANNOTATOR)
+    Membership.objects.create(user=cur, dataset=dataset, role=Role.CURATOR)
+    transcript = create_transcript(
+        dataset, author=ann, text=TEXT, spec="openchatml-2.2", title="Capital"
+    )
+    schema = create_label_schema(dataset, author=cur, name="Quality", questions=QUESTIONS)
+    for question, value in (("helpful", "yes"), ("quality", 4)):
+        Suggestion.objects.create(
+            transcript=transcript,
+            schema_version=schema.current_version,
+            question=question,
+            value=value,
+            rationale="The answer is right and short.",
+            model="judge-model",
+        )
+    return transcript
+
+
+def test_suggestions_preselected_marked_and_accepted_with_y(
+    live_server, page, setup, screenshot, console_errors
+):
+    transcript = setup
+    page.goto(f"{live_server.url}/accounts/login/?next=/transcripts/{transcript.pk}/")
+    page.get_by_label("Username").fill("ann")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    settled(page)
+
+    helpful = page.locator('fieldset[data-question="helpful"]')
+    marked = helpful.locator('[data-suggestion][data-source="model"]')
+    expect(marked).to_contain_text("Suggested by judge-model")
+    expect(helpful.locator('input[value="yes"]')).to_be_checked()
+    quality = page.locator('fieldset[data-question="quality"]')
+    expect(quality.locator('input[value="4"]')).to_be_checked()
+    expect(page.locator('[data-action="accept-suggestion"]')).to_have_count(2)
+    assert not Annotation.objects.exists()  # shown, not anyone's answer yet
+    screenshot("suggestions-preselected")
+
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("y")
+    expect(page.locator("[data-suggestion].accepted")).to_have_count(2)
+    expect(page.locator('[data-action="accept-suggestion"]')).to_have_count(0)
+    settled(page)
+    answers = dict(Annotation.objects.values_list("question", "value"))
+    assert answers == {"helpful": "yes", "quality": 4}
+    assert set(Annotation.objects.values_list("annotator__username", flat=True)) == {"ann"}
+    assert set(Suggestion.objects.values_list("accepted_by__username", flat=True)) == {"ann"}
+    expect(page.locator('fieldset[data-question="helpful"] input[value="yes"]')).to_be_checked()
+    screenshot("suggestions-accepted")
