@@ -131,5 +131,5 @@ def regenerate_turn(request, pk: int, index: int, payload: RegenerateIn, stream:
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
         return response
-    alternative = regenerate.regenerate(transcript, index, payload.connection_id, request.auth)
+    alternative = regenerate.run(prepared, request.auth)
     return Status(201, alternatives.alternative_dict(alternative, transcript.stored_messages()))

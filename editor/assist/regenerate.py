@@ -136,7 +136,11 @@ def store(regeneration: Regeneration, completion: Completion, user) -> Alternati
 
 def regenerate(transcript: Transcript, index: int, connection_id: int, user) -> Alternative:
     """Regenerate the turn at ``index`` with the connection, whole: the new alternative."""
-    regeneration = prepare(transcript, index, connection_id, user)
+    return run(prepare(transcript, index, connection_id, user), user)
+
+
+def run(regeneration: Regeneration, user) -> Alternative:
+    """Send a prepared regeneration and keep its answer: the new alternative."""
     completion = None
     for item in _ask(regeneration, user):
         if isinstance(item, Completion):

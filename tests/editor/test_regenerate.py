@@ -85,6 +85,11 @@ def test_the_request_is_the_conversation_before_the_turn(
     assert body["messages"] == expected_messages
     if isinstance(expected, dict) and expected.get("tools"):
         assert body["tools"] == expected["tools"]
+    else:
+        assert "tools" not in body
+    if spec in ("harmony", "openchatml-2.2"):  # their samples declare the weather tool
+        names = [tool["function"]["name"] for tool in body["tools"]]
+        assert "get_current_weather" in names
     # Message by message against the transcript: every user message before the turn, in
     # order and word for word, and nothing from the turn itself or after it.
     # (Text specs keep the newline before an end token; the hub sends the logical text.)
