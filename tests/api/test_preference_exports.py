@@ -137,3 +137,13 @@ def test_an_uploaded_hh_file_imports_as_pairs_through_the_task(
     pairs = PreferencePair.objects.filter(transcript__dataset=dataset, source="import")
     assert pairs.count() == 3
     assert {pair.chosen[0]["content"] for pair in pairs} == {"good"}
+
+
+def test_the_dataset_page_tells_a_viewer_why_pairs_do_not_export(client, viewer, dataset, pairs):
+    client.force_login(viewer)
+    url = reverse("dataset-export", args=[dataset.slug])
+    response = client.get(url, {"format": "preference", "audience": "end_user"})
+    page = response.content.decode()
+    assert response.status_code == 403
+    assert "your role does not export them" in page
+    assert "Choose “what the end user sees”" not in page
