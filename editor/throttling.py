@@ -26,6 +26,8 @@ from django.http import HttpRequest
 logger = logging.getLogger(__name__)
 
 RENDER, EXPORT, SEARCH, FORMAT = "render", "export", "search", "format"
+# Calls to a model server: each holds a web worker while the model answers (editor.assist).
+MODEL = "model"
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ EXPENSIVE_ROUTES = (
     _route(FORMAT, "POST", r"/api/v1/formats/(detect|parse)"),
     _route(FORMAT, "POST", rf"/api/v1/transcripts/{PK}/drafts/validate"),
     _route(FORMAT, "POST", rf"/transcripts/{PK}/source/(validate|convert)/"),
+    _route(MODEL, "POST", rf"/api/v1/transcripts/{PK}/messages/{PK}/regenerate"),
+    _route(MODEL, "POST", rf"/api/v1/datasets/{SLUG}/model-connections/{PK}/test"),
+    _route(MODEL, "POST", rf"/datasets/{SLUG}/models/{PK}/test/"),
 )
 
 

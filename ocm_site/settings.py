@@ -209,6 +209,7 @@ OCM_THROTTLES = {
         "export": (30, 60),  # exports of a transcript or a dataset, started or streamed
         "search": (240, 60),  # text searches of a dataset's transcripts
         "format": (600, 60),  # the stateless format routes and live validation of drafts
+        "model": (30, 60),  # regenerating a turn, testing a model connection (docs/models.md)
     }.items()
     if _THROTTLE_SCALE > 0
 }

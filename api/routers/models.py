@@ -98,7 +98,7 @@ def delete_model_connection(request, slug: str, pk: int):
 
 @router.post(
     "/datasets/{slug}/model-connections/{pk}/test",
-    response={200: ConnectionTestOut, **errors(403, 404, 422)},
+    response={200: ConnectionTestOut, **errors(403, 404, 422, 429)},
     summary="Ask the model a one-line question: its answer, or the server's exact error",
     description="Always 200: `ok` says whether the model answered; `error` what went wrong.",
 )
@@ -110,7 +110,7 @@ def test_model_connection(request, slug: str, pk: int):
 
 @router.post(
     "/transcripts/{pk}/messages/{index}/regenerate",
-    response={201: AlternativeOut, **errors(403, 404, 410, 422, 502)},
+    response={201: AlternativeOut, **errors(403, 404, 410, 422, 429, 502)},
     summary="Regenerate the assistant turn at `index` with a model connection (editors)",
     description="The conversation before the turn is sent (converted to Chat Completions "
     "messages, with the transcript's tools) with the connection's options; the answer is "

@@ -167,3 +167,16 @@ def test_regenerate_refusals(as_annotator, as_viewer, transcript, created, opena
     )
     assert failed["details"] == {"status_code": 429, "retryable": True, "retry_after": 5.0}
     assert not Alternative.objects.exists()
+
+
+def test_model_calls_have_a_budget_per_caller(
+    as_annotator, transcript, created, openai_server, settings
+):
+    settings.OCM_THROTTLES = {"model": (2, 60)}
+    body = {"connection_id": created["id"]}
+    for _ in range(2):
+        assert as_annotator.post(regenerate_url(transcript), body).status_code == 201
+    refused = as_annotator.post(regenerate_url(transcript), body)
+    assert_error(refused, 429, "too-many-requests")
+    assert int(refused["Retry-After"]) >= 1
+    assert len(openai_server.bodies()) == 2
