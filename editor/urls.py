@@ -5,6 +5,7 @@ from editor.views import alternatives as alternative_views
 from editor.views import bulk as bulk_views
 from editor.views import datasets as views
 from editor.views import exports as export_views
+from editor.views import judges as judge_views
 from editor.views import labels as label_views
 from editor.views import messages as message_views
 from editor.views import models as model_views
@@ -33,6 +34,16 @@ register_converter(DatasetSlugConverter, "dataset")
 
 urlpatterns = [
     path("datasets/<dataset:slug>/models/", model_views.model_connections, name="dataset-models"),
+    path("datasets/<dataset:slug>/judges/", judge_views.judges_page, name="dataset-judges"),
+    path("datasets/<dataset:slug>/judges/attach/", judge_views.judge_attach, name="judge-attach"),
+    path(
+        "datasets/<dataset:slug>/judges/<int:pk>/run/",
+        judge_views.judge_run_start,
+        name="judge-run-start",
+    ),
+    path("judge-runs/<int:pk>/", judge_views.judge_run_row, name="judge-run-row"),
+    path("judge-runs/<int:pk>/cancel/", judge_views.judge_run_cancel, name="judge-run-cancel"),
+    path("judge-runs/<int:pk>/resume/", judge_views.judge_run_resume, name="judge-run-resume"),
     path(
         "datasets/<dataset:slug>/models/add/",
         model_views.model_connection_create,

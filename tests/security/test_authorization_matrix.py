@@ -524,6 +524,8 @@ MATRIX = [
     html("transcript", "GET", "/transcripts/{transcript}/", "200 200 200 200"),
     html("transcript", "GET", "/transcripts/{transcript}/?audience=annotator", "403 200 200 200"),
     html("transcript", "GET", "/transcripts/{transcript}/?audience=debug", "403 200 200 200"),
+    # The training rendering shows hidden channels: the annotator rendering's roles.
+    html("transcript", "GET", "/transcripts/{transcript}/?audience=training", "403 200 200 200"),
     html(
         "transcript-undo",
         "POST",
@@ -649,6 +651,19 @@ MATRIX = [
     html("transcript-pairs", "GET", "/transcripts/{transcript}/pairs/", "403 200 200 200"),
     html("dataset-pairs", "GET", "/datasets/{slug}/pairs/", "403 200 200 200"),
     html("pair-exclude", "POST", "/pairs/{pair}/exclude/", "403 302 403 302"),
+    # The Judges page and its runs: curators.
+    html("dataset-judges", "GET", "/datasets/{slug}/judges/", "403 403 403 200"),
+    html(
+        "judge-attach",
+        "POST",
+        "/datasets/{slug}/judges/attach/",
+        "403 403 403 302",
+        lambda o: {"question": f"{o['schema']}:helpful", "connection": o["model_connection"]},
+    ),
+    html("judge-run-start", "POST", "/datasets/{slug}/judges/{judge}/run/", "403 403 403 302"),
+    html("judge-run-row", "GET", "/judge-runs/{judge_run}/", "403 403 403 200"),
+    html("judge-run-cancel", "POST", "/judge-runs/{judge_run}/cancel/", "403 403 403 302"),
+    html("judge-run-resume", "POST", "/judge-runs/{judge_run}/resume/", "403 403 403 302"),
     # A model's suggestion becomes the caller's answer: the roles that label.
     html("suggestion-accept", "POST", "/suggestions/{suggestion}/accept/", "403 302 302 302"),
     html("pair-include", "POST", "/pairs/{pair}/include/", "403 302 403 302"),
@@ -823,6 +838,7 @@ MATRIX = [
     api("get", "/transcripts/{pk}/render", "200 200 200 200", query="?audience=end_user"),
     api("get", "/transcripts/{pk}/render", "403 200 200 200", query="?audience=annotator"),
     api("get", "/transcripts/{pk}/render", "403 200 200 200", query="?audience=debug"),
+    api("get", "/transcripts/{pk}/render", "403 200 200 200", query="?audience=training"),
     api("get", "/transcripts/{pk}/export", "403 200 200 200"),
     api("get", "/transcripts/{pk}/export", "200 200 200 200", query="?audience=end_user"),
     api("get", "/transcripts/{pk}/validate", "403 200 200 200"),
