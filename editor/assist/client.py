@@ -319,7 +319,14 @@ def _retry_after(response: Any) -> float | None:
     return None
 
 
+SAID_AT_MOST = 300  # characters of a server's error message kept: enough to say what went wrong
+
+
 def _server_said(error: openai.APIStatusError) -> str:
+    return _said(error)[:SAID_AT_MOST]
+
+
+def _said(error: openai.APIStatusError) -> str:
     body = error.body
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -328,7 +335,7 @@ def _server_said(error: openai.APIStatusError) -> str:
         if isinstance(inner, str):
             return inner
     try:
-        return error.response.text[:300]
+        return error.response.text
     except Exception:  # a streamed response not read: its message is what there is
         return error.message
 
