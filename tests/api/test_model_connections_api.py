@@ -180,3 +180,27 @@ def test_model_calls_have_a_budget_per_caller(
     assert_error(refused, 429, "too-many-requests")
     assert int(refused["Retry-After"]) >= 1
     assert len(openai_server.bodies()) == 2
+
+
+def test_a_connection_a_judge_uses_is_not_deleted(as_curator, created, dataset, curator):
+    from editor.labels import create_label_schema
+    from editor.models import Judge
+
+    questions = [
+        {
+            "key": "helpful",
+            "kind": "choice",
+            "prompt": "Helpful?",
+            "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}],
+        }
+    ]
+    schema = create_label_schema(dataset, author=curator, name="Labels", questions=questions)
+    Judge.objects.create(
+        schema=schema,
+        question="helpful",
+        connection_id=created["id"],
+        prompt_template="{transcript}",
+    )
+    refused = as_curator.delete(f"{URL}/{created['id']}")
+    assert_error(refused, 409, "model-connection-in-use")
+    assert ModelConnection.objects.filter(pk=created["id"]).exists()
