@@ -155,6 +155,13 @@ def test_every_spec_id_masks_and_renders_for_training(spec, path):
                 assert mask.parts, "a text spec's messages are located in the text"
     out = training.render_training_text(transcript)
     assert out.count("[trained]") == sum(m.trained for m in training.training_mask(transcript))
+    rendered = training.render_training(transcript, tokenizer=CharCounter())
+    assert rendered["audience"] == "training"
+    assert [item["index"] for item in rendered["items"]] == list(range(len(transcript.messages)))
+    assert [item["trained"] for item in rendered["items"]] == [
+        m.trained for m in training.training_mask(transcript)
+    ]
+    assert rendered["trained_tokens"] == sum(i["trained_tokens"] for i in rendered["items"])
 
 
 def run(*argv):
