@@ -137,6 +137,17 @@
       return;
     }
     box.querySelector("[data-regenerate-status]").textContent = "The model is answering…";
+    let ended = false;
+    try {
+      ended = await follow(response, text, reasoning, calls, toolCalls, box);
+    } catch (failure) {
+      ended = false;
+    }
+    if (!ended) showError(box, { message: "The answer stopped before it ended: nothing was kept. Try again." });
+  }
+
+  // Shows the stream's pieces as they come; true once it ended with the alternative or an error.
+  async function follow(response, text, reasoning, calls, toolCalls, box) {
     for await (const event of events(response)) {
       if (event.name === "delta") {
         const delta = event.data;
@@ -154,10 +165,13 @@
         }
       } else if (event.name === "done") {
         offerChoices(box, event.data.alternative);
+        return true;
       } else if (event.name === "error") {
         showError(box, event.data);
+        return true;
       }
     }
+    return false;
   }
 
   document.addEventListener("submit", (event) => {
