@@ -206,3 +206,25 @@ def test_a_long_error_is_cut(connection, openai_server):
         complete(connection, MESSAGES, purpose="test")
     assert len(caught.value.message) < 500
     assert len(ModelRequest.objects.get().error) <= 500
+
+
+def test_response_format_is_sent_and_the_scripted_json_answered(connection, openai_server):
+    schema = {
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "schema": {"type": "object"}},
+    }
+    openai_server.reply({"value": "yes", "rationale": "Polite."})
+    completion = complete(connection, MESSAGES, response_format=schema, purpose="judge")
+    assert json.loads(completion.message["content"]) == {"value": "yes", "rationale": "Polite."}
+    assert openai_server.bodies()[0]["response_format"] == schema
+    assert ModelRequest.objects.get().purpose == "judge"
+
+
+def test_the_server_lists_its_models_and_records_in_order(openai_server):
+    import openai
+
+    openai_server.models = ["a", "b"]
+    listed = openai.OpenAI(base_url=openai_server.base_url, api_key="x").models.list()
+    assert [m.id for m in listed.data] == ["a", "b"]
+    assert openai_server.requests[0].path == "/v1/models"
+    assert openai_server.bodies() == []
