@@ -70,8 +70,9 @@ class DatasetExportQuery(Schema):
     mask: Literal[MASK_STYLES] | None = Field(
         None,
         description="format=messages: write what a training run computes loss on, as a "
-        "per-message `weight` (OpenAI fine-tuning) or an `assistant_masks` column (one 0/1 "
-        "per message); docs/formats.md.",
+        "per-message `weight` (OpenAI fine-tuning), an `assistant_masks` column (one 0/1 "
+        "per message), or `tokens`: `input_ids` (the transcript's text under the dataset's "
+        "tokenizer) with TRL's per-token `assistant_masks`; docs/formats.md.",
     )
     convention: TrainingConvention | None = Field(
         None,

@@ -35,6 +35,7 @@ from editor.errors import InvalidContent
 from editor.exporting.preference import PreferenceExport, check_options
 from editor.exporting.training import (
     DROP,
+    TOKENS,
     check_training_options,
     context_length_of,
     over_context_loss,
@@ -47,6 +48,7 @@ from editor.formats.render import END_USER, render
 from editor.labels.export import placed_annotations
 from editor.models import Dataset, Status, Transcript, TranscriptQuerySet
 from editor.pairs import SOURCES as PAIR_SOURCES
+from editor.presentation.training import tokenizer_of
 
 CHUNK_SIZE = 500
 MESSAGES_SPEC = formats.CHAT_DATASET_SPEC  # the chat-dataset shape of TRL and Hugging Face
@@ -188,6 +190,7 @@ class DatasetExport:
         convention: str | None = None,
         mask: str | None = None,
         over_context: tuple[str, int] | None = None,
+        tokenizer=None,
     ):
         self.transcripts = transcripts
         # (drop | report, the context length), or None (editor.exporting.training)
@@ -195,6 +198,7 @@ class DatasetExport:
         # format=messages with a training mask (editor.exporting.training)
         self.convention = convention
         self.mask = mask
+        self.tokenizer = tokenizer  # mask=tokens: the dataset's
         self.with_annotations = with_annotations
         self.spec = spec
         self.format = format
@@ -243,6 +247,7 @@ class DatasetExport:
                     convention=self.convention,
                     mask_style=self.mask,
                     chat_row=_chat_row,
+                    tokenizer=self.tokenizer,
                 )
             elif self.format == Format.MESSAGES:
                 line, exported = _chat_row(load_canonical(), self.audience)
@@ -472,7 +477,22 @@ def export_dataset(
         convention=convention,
         mask=mask,
         over_context=context,
+        tokenizer=_tokenizer_for(dataset, mask),
     )
+
+
+def _tokenizer_for(dataset: Dataset, mask: str | None):
+    """``mask=tokens`` tokenizes with the dataset's tokenizer: refused without one."""
+    if mask != TOKENS:
+        return None
+    tokenizer = tokenizer_of(dataset)
+    if tokenizer is None:
+        raise InvalidContent(
+            "A token mask needs the dataset's tokenizer, available on this server: name one "
+            "on the dataset's Tokenizer page first.",
+            code="invalid-request",
+        )
+    return tokenizer
 
 
 def _check_mask_options(

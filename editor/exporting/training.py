@@ -12,6 +12,10 @@ run computes loss on, under ``convention`` (``editor.formats.training``), in one
     a column ``"assistant_masks"``: one 0/1 per message of ``messages``, in order (1:
     trained). It is a message-level mask: a trainer expands it to tokens when it applies
     its chat template (TRL's ``assistant_masks`` are per token of the templated text).
+``tokens``
+    TRL's pre-tokenized shape: ``input_ids`` (the transcript's own text under the dataset's
+    tokenizer) and ``assistant_masks`` with one 0/1 per token
+    (``editor.formats.training.token_mask``).
 
 A written message made of several stored ones (an OpenAI assistant message holding analysis
 as ``reasoning_content`` and the final answer as ``content``) is trained when any of them is;
@@ -29,7 +33,9 @@ from editor.models import Dataset, DatasetTokenizer
 
 WEIGHT = "weight"
 ASSISTANT_MASKS = "assistant_masks"
-MASK_STYLES = (WEIGHT, ASSISTANT_MASKS)
+TOKENS = "tokens"
+MASK_STYLES = (WEIGHT, ASSISTANT_MASKS, TOKENS)
+INPUT_IDS = "input_ids"
 DROP, REPORT = "drop", "report"
 OVER_CONTEXT = (DROP, REPORT)
 REASONING_KEY = "reasoning_content"  # where a chat row holds an assistant turn's analysis
@@ -56,6 +62,7 @@ def training_row(
     convention: str | None = None,
     mask_style: str = WEIGHT,
     chat_row=None,
+    tokenizer=None,
 ):
     """The chat row of ``canonical`` with its mask, and the row's ``ExportedTranscript``
     (losses included). ``convention`` None: the transcript's spec's default (gpt_oss for
@@ -112,9 +119,23 @@ def training_row(
         for message, trained in zip(messages, flags, strict=True):
             if message.get("role") == "assistant":
                 message["weight"] = int(trained)
-    else:
+    elif mask_style == ASSISTANT_MASKS:
         row[ASSISTANT_MASKS] = [int(trained) for trained in flags]
+    else:
+        _with_token_mask(row, exported, canonical, convention, tokenizer)
     return row, exported
+
+
+def _with_token_mask(row: dict, exported, canonical, convention, tokenizer) -> None:
+    """``mask=tokens``: the transcript's own text as ``input_ids`` under the dataset's
+    tokenizer, with TRL's per-token ``assistant_masks``; a JSON-spec transcript has no text
+    of its own to tokenize: its row carries neither, and a loss says so."""
+    try:
+        row[INPUT_IDS], row[ASSISTANT_MASKS] = training.token_mask(canonical, convention, tokenizer)
+    except ValueError as why:
+        exported.losses.append(
+            {"message_index": None, "field": INPUT_IDS, "detail": f"no token mask: {why}"}
+        )
 
 
 def _stored_of_row_messages(exported, row_messages: list[dict]) -> list[tuple[int, ...]] | None:

@@ -257,6 +257,37 @@ def _pieces(text: str, begin: int, end: int, content: str) -> list[tuple[str, in
     return pieces
 
 
+def token_mask(
+    transcript: Transcript,
+    convention: str | None,
+    tokenizer: Any,
+    *,
+    text: str | None = None,
+) -> tuple[list[int], list[int]]:
+    """The token ids of a text-spec transcript's serialization under ``tokenizer`` (an
+    ``editor.formats.tokens`` tokenizer: ``encode`` and ``segment_counts_batch``) and, per
+    token, 1 when it starts in a trained part: TRL's ``input_ids`` / ``assistant_masks``.
+    ValueError for a JSON spec (no text to tokenize) or a text that does not parse back."""
+    if transcript.spec not in TEXT_SPECS:
+        raise ValueError(f"{transcript.spec} is not a text spec: no token mask")
+    if text is None:
+        text = serialize(transcript)
+    masks = training_mask(transcript, convention, text=text)
+    parts = [p for m in masks for p in m.parts]
+    if len(parts) == 0 and transcript.messages:
+        raise ValueError("the text does not parse back into its messages")
+    cuts = sorted({c for p in parts for c in (p.start, p.end)} - {0, len(text)})
+    counts = tokenizer.segment_counts_batch([text], [cuts])[0]
+    trained_from = {p.start for p in parts if p.trained and p.end > p.start}
+    flags: list[int] = []
+    for start, count in zip([0, *cuts], counts, strict=True):
+        flags.extend([int(start in trained_from)] * count)
+    ids = tokenizer.encode(text)
+    if len(ids) != len(flags):  # a tokenizer placing tokens unlike it encodes them
+        raise ValueError("the tokenizer's token positions do not match its encoding")
+    return ids, flags
+
+
 def trained_token_total(masks: list[MessageMask]) -> int | None:
     counted = [m.trained_tokens for m in masks if m.trained_tokens is not None]
     return sum(counted) if counted else None

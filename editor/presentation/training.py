@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from editor.formats import tokens, training
-from editor.models import DatasetTokenizer, Transcript
+from editor.models import Dataset, DatasetTokenizer, Transcript
 from editor.models.tokenizers import TokenizerKind
 
 TRAINING = training.TRAINING
@@ -29,10 +29,15 @@ def convention_of(transcript: Transcript, asked: str | None) -> str:
 
 
 def dataset_tokenizer(transcript: Transcript):
+    """The transcript's dataset's tokenizer (``tokenizer_of``)."""
+    return tokenizer_of(transcript.dataset)
+
+
+def tokenizer_of(dataset: Dataset):
     """The dataset's tokenizer when it names one that can count on this machine, else None
     (a missing encoding file is the tokenizer page's to explain, not this rendering's)."""
     try:
-        named = transcript.dataset.tokenizer
+        named = dataset.tokenizer
     except DatasetTokenizer.DoesNotExist:
         return None
     try:

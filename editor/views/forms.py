@@ -97,6 +97,7 @@ class ExportForm(forms.Form):
             ("", "none"),
             ("weight", "weight 0/1 on each assistant message (OpenAI fine-tuning)"),
             ("assistant_masks", "assistant_masks column: 0/1 per message"),
+            ("tokens", "input_ids + assistant_masks per token (TRL; the dataset's tokenizer)"),
         ],
         required=False,
         help_text='For {"messages": […]} rows only: what a training run computes loss on.',

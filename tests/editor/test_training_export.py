@@ -10,6 +10,7 @@ import pytest
 
 from editor.errors import InvalidContent
 from editor.exporting import export_dataset
+from editor.formats.tokens import tiktoken_encoding
 from editor.models import DatasetTokenizer, Transcript
 from editor.storage.create import create_transcript
 from tests.api.conftest import api_client_for
@@ -188,3 +189,67 @@ def test_over_context_through_the_api_and_the_form(counted, annotator, client):
         f"/datasets/{counted.slug}/export/", {"format": "messages", "over_context": "drop"}
     )
     assert len(lines_of(html)) == 1
+
+
+# --- mask=tokens: TRL's pre-tokenized input_ids with per-token assistant_masks -------------
+
+
+def test_token_masks_under_the_datasets_tokenizer(harmony_dataset):
+    DatasetTokenizer.objects.create(
+        dataset=harmony_dataset, kind="tiktoken", encoding="cl100k_base"
+    )
+    first, _ = rows(harmony_dataset, mask="tokens", convention="last_assistant_turn")
+    cl100k = tiktoken_encoding("cl100k_base")
+    text = (TRAINING / "two-turns-with-call.harmony").read_text(encoding="utf-8")
+    assert first["input_ids"] == cl100k.encode(text)
+    assert len(first["assistant_masks"]) == len(first["input_ids"])
+    trained = cl100k.encoding.decode(
+        [t for t, f in zip(first["input_ids"], first["assistant_masks"], strict=True) if f]
+    )
+    assert "12 °C in Rome.<|return|>" in trained and "Oslo" not in trained
+
+
+def test_token_masks_need_the_datasets_tokenizer(harmony_dataset):
+    with pytest.raises(InvalidContent, match="needs the dataset's tokenizer"):
+        export_dataset(harmony_dataset, format="messages", mask="tokens")
+
+
+def test_a_json_spec_transcript_has_no_token_mask_and_says_so(dataset, curator):
+    DatasetTokenizer.objects.create(dataset=dataset, kind="tiktoken", encoding="cl100k_base")
+    create_transcript(
+        dataset,
+        text='{"messages": [{"role": "user", "content": "hi"}, '
+        '{"role": "assistant", "content": "hello"}]}',
+        spec="openai-messages",
+        author=curator,
+        title="json",
+    )
+    export = export_dataset(dataset, format="messages", mask="tokens")
+    (row,) = [json.loads(line) for line in export]
+    assert "input_ids" not in row
+    assert "not a text spec" in json.dumps(export.losses)
+
+
+def test_masked_rows_load_with_hugging_face_datasets(harmony_dataset, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    import datasets
+
+    DatasetTokenizer.objects.create(
+        dataset=harmony_dataset, kind="tiktoken", encoding="cl100k_base"
+    )
+    for mask in ("weight", "assistant_masks", "tokens"):
+        path = tmp_path / f"{mask}.jsonl"
+        path.write_text("".join(export_dataset(harmony_dataset, format="messages", mask=mask)))
+        loaded = datasets.load_dataset(
+            "json", data_files=str(path), split="train", cache_dir=str(tmp_path / mask)
+        )
+        assert loaded.num_rows == 2 and "messages" in loaded.column_names
+        if mask == "weight":
+            weights = [m["weight"] for m in loaded[0]["messages"] if m["role"] == "assistant"]
+            assert weights == [1, 1, 1]
+        else:
+            assert "assistant_masks" in loaded.column_names
+        if mask == "tokens":
+            assert len(loaded[0]["input_ids"]) == len(loaded[0]["assistant_masks"])

@@ -196,3 +196,26 @@ def test_cli_convention_needs_training_audience():
     path = TRAINING / "two-turns-with-call.harmony"
     code, _, err = run("render", str(path), "--convention", "gpt_oss")
     assert code == 2 and "--convention" in err
+
+
+def test_token_mask_flags_the_tokens_of_trained_parts():
+    cl100k = tiktoken_encoding("cl100k_base")
+    text, transcript, expected = load(TRAINING / "two-turns-with-call.harmony")
+    ids, flags = training.token_mask(transcript, "gpt_oss", cl100k, text=text)
+    assert ids == cl100k.encode(text) and len(flags) == len(ids)
+    masks = training.training_mask(transcript, "gpt_oss", tokenizer=cl100k, text=text)
+    assert sum(flags) == training.trained_token_total(masks)
+    # Decoded, the trained tokens hold the trained messages and nothing of the masked ones
+    # (a token is placed where it starts: cl100k joins "|>" and a body's first character).
+    trained = cl100k.encoding.decode([t for t, f in zip(ids, flags, strict=True) if f])
+    for kept in ("It is -3 °C in Oslo.<|end|>", "answer from memory.<|end|>", "Rome.<|return|>"):
+        assert kept in trained
+    for masked in ("Need get_weather", "Minus three", "Weather in Oslo", "<|start|>"):
+        assert masked not in trained
+
+
+def test_token_mask_needs_a_text_spec():
+    cl100k = tiktoken_encoding("cl100k_base")
+    transcript, _ = formats.parse('{"messages": [{"role": "user", "content": "hi"}]}')
+    with pytest.raises(ValueError, match="not a text spec"):
+        training.token_mask(transcript, None, cl100k)
