@@ -200,7 +200,7 @@ def test_cli_convention_needs_training_audience():
 
 def test_token_mask_flags_the_tokens_of_trained_parts():
     cl100k = tiktoken_encoding("cl100k_base")
-    text, transcript, expected = load(TRAINING / "two-turns-with-call.harmony")
+    text, transcript, _ = load(TRAINING / "two-turns-with-call.harmony")
     ids, flags = training.token_mask(transcript, "gpt_oss", cl100k, text=text)
     assert ids == cl100k.encode(text) and len(flags) == len(ids)
     masks = training.training_mask(transcript, "gpt_oss", tokenizer=cl100k, text=text)
@@ -219,3 +219,12 @@ def test_token_mask_needs_a_text_spec():
     transcript, _ = formats.parse('{"messages": [{"role": "user", "content": "hi"}]}')
     with pytest.raises(ValueError, match="not a text spec"):
         training.token_mask(transcript, None, cl100k)
+
+
+def test_masked_blocks_are_dimmed_on_a_terminal_only():
+    text, transcript, _ = load(TRAINING / "three-turns.harmony")
+    plain = training.render_training_text(transcript, text=text)
+    dimmed = training.render_training_text(transcript, terminal=True, text=text)
+    assert "\x1b[" not in plain
+    assert dimmed.count(training.DIM) == 5  # the five masked messages
+    assert "\x1b[2m│ user [masked: not an assistant message]: Hi" in dimmed
