@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from editor.models import Alternative, Dataset, Membership, ModelConnection, Role, Transcript
 from editor.storage.create import create_transcript
 from tests.browser.conftest import settled
+from tests.browser.test_accessibility import serious_violations
 from tests.support.openai_server import Reply
 
 PASSWORD = "a-long-test-password"
@@ -73,6 +74,7 @@ def test_streamed_answer_then_keep_then_accept(
     )
     expect(box.locator("[data-regenerate-reasoning]")).to_have_text("Not Sydney.")
     screenshot("streamed")
+    assert serious_violations(page) == []
 
     box.locator('[data-action="keep-regenerated"]').click()
     expect(box).to_have_attribute("data-kept", "true")
@@ -139,6 +141,7 @@ def test_curator_adds_and_tests_a_connection(
     expect(result).to_contain_text("Hello from the test model.")
     expect(result).to_have_attribute("data-ok", "true")
     screenshot("models-page")
+    assert serious_violations(page) == []
     page.reload()
     expect(
         page.locator("tr[data-model-connection]").get_by_test_id("connection-tokens")
