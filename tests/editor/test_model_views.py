@@ -91,3 +91,33 @@ def test_the_test_button_shows_the_answer_or_the_error(as_curator, openai_server
 def test_annotators_do_not_manage_connections(client, annotator, dataset):
     client.force_login(annotator)
     assert client.get(PAGE).status_code == 403
+
+
+def test_regenerate_is_offered_on_assistant_messages_also_when_one_is_swapped_in(
+    client, annotator, viewer, dataset, openai_server
+):
+    from editor.storage.create import create_transcript
+    from tests.editor.samples import conversation
+
+    transcript = create_transcript(
+        dataset, author=annotator, text=conversation(), spec="openchatml-2.2"
+    )
+    page_url = f"/transcripts/{transcript.pk}/?audience=annotator"
+    client.force_login(annotator)
+    assert 'data-action="regenerate"' not in client.get(page_url).content.decode()
+    ModelConnection.objects.create(
+        dataset=dataset, name="local", base_url=openai_server.base_url, model="test-model"
+    )
+    page = client.get(page_url).content.decode()
+    assert page.count('data-action="regenerate"') == 2  # the two answers, not the questions
+    assert 'id="regenerate-config"' in page and "js/regenerate.js" in page
+    card = client.get(
+        f"/transcripts/{transcript.pk}/messages/1/?audience=annotator",
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    assert card.count('data-action="regenerate"') == 1
+    client.force_login(viewer)
+    assert (
+        'data-action="regenerate"'
+        not in client.get(f"/transcripts/{transcript.pk}/").content.decode()
+    )
