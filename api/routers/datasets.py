@@ -232,6 +232,7 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         audience=options.audience,
         with_annotations=options.with_annotations,
         format=options.format,
+        with_suggestions=options.with_suggestions,
     )
     lines = export_dataset(
         dataset,
@@ -240,6 +241,7 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         statuses=options.status,
         audience=options.audience,
         with_annotations=options.with_annotations,
+        with_suggestions=options.with_suggestions,
         preference_shape=options.preference_shape,
         sources=options.sources or None,
         convention=options.convention,

@@ -46,6 +46,7 @@ def start_export(request, slug: str, options: PreparedExportQuery):
         statuses=options.status,
         audience=options.audience,
         with_annotations=options.with_annotations,
+        with_suggestions=options.with_suggestions,
         file_format=options.file_format,
         preference_shape=options.preference_shape,
         sources=options.sources or None,

@@ -59,6 +59,12 @@ class DatasetExportQuery(Schema):
         description="Add each transcript's annotations, placed in the exported messages "
         "(reviewers and curators).",
     )
+    with_suggestions: bool = Field(
+        False,
+        description="Add each transcript's judge suggestions (`suggestions`, each "
+        '`"source": "model"`), apart from the annotations; whole transcripts only (not '
+        "viewers).",
+    )
     preference_shape: Literal[PREFERENCE_SHAPES] = Field(
         "conversational",
         description="format=preference: TRL conversational or standard rows, or HH-RLHF text "

@@ -87,3 +87,30 @@ def with_suggestions(transcript: Transcript, user, questions: list[dict]) -> lis
         if suggestion is not None and q["value"] is None:
             q["value"], q["suggested"] = suggestion.value, True
     return questions
+
+
+def export_rows(transcript: Transcript) -> list[dict]:
+    """The newest suggestion per question about ``transcript``, as an export's
+    ``suggestions`` (``with_suggestions``): each marked ``"source": "model"``, apart from the
+    people's ``annotations``."""
+    newest: dict[tuple[int, str], Suggestion] = {}
+    for suggestion in (
+        Suggestion.objects.filter(transcript=transcript, message_index__isnull=True)
+        .select_related("schema_version__schema", "accepted_by")
+        .order_by("-created_at", "-pk")
+    ):
+        newest.setdefault((suggestion.schema_version_id, suggestion.question), suggestion)
+    return [
+        {
+            "source": "model",
+            "model": s.model,
+            "schema": s.schema_version.schema.name,
+            "schema_version": s.schema_version.number,
+            "question": s.question,
+            "value": s.value,
+            "rationale": s.rationale,
+            "run": s.run_id,
+            "accepted_by": s.accepted_by.get_username() if s.accepted_by else None,
+        }
+        for s in sorted(newest.values(), key=lambda s: (s.schema_version_id, s.question))
+    ]

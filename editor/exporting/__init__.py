@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from editor import formats
+from editor.assist import suggestions
 from editor.errors import InvalidContent
 from editor.exporting.preference import PreferenceExport, check_options
 from editor.exporting.training import (
@@ -191,6 +192,7 @@ class DatasetExport:
         mask: str | None = None,
         over_context: tuple[str, int] | None = None,
         tokenizer=None,
+        with_suggestions: bool = False,
     ):
         self.transcripts = transcripts
         # (drop | report, the context length), or None (editor.exporting.training)
@@ -200,6 +202,8 @@ class DatasetExport:
         self.mask = mask
         self.tokenizer = tokenizer  # mask=tokens: the dataset's
         self.with_annotations = with_annotations
+        # A judge's suggestions, apart from the people's answers (editor.assist.suggestions)
+        self.with_suggestions = with_suggestions
         self.spec = spec
         self.format = format
         self.audience = audience
@@ -267,6 +271,8 @@ class DatasetExport:
                     origins=exported.origins,
                 )
                 losses = [*losses, *label_losses]
+            if self.with_suggestions:
+                line["suggestions"] = suggestions.export_rows(row)
             self.count += 1
             self._keep_losses(row, losses)
             yield json.dumps(line, ensure_ascii=False) + "\n"
@@ -398,6 +404,7 @@ def export_dataset(
     transcripts: TranscriptQuerySet | None = None,
     chunk_size: int = CHUNK_SIZE,
     with_annotations: bool = False,
+    with_suggestions: bool = False,
     preference_shape: str = CONVERSATIONAL,
     sources: tuple[str, ...] | list[str] | None = None,
     convention: str | None = None,
@@ -410,7 +417,9 @@ def export_dataset(
     states. ``transcripts`` narrows the selection further (any QuerySet of the dataset's
     transcripts: that is where label filters plug in). ``with_annotations`` adds each
     transcript's annotations to its line, placed in the exported messages
-    (``editor.labels.export``); a label that cannot follow is a loss.
+    (``editor.labels.export``); a label that cannot follow is a loss. ``with_suggestions``
+    adds the judge's newest suggestion per question (``suggestions``, each ``"source":
+    "model"``), apart from the people's answers and never counted among them.
 
     ``format="preference"``: the pairs of the selected transcripts instead, as rows of
     ``preference_shape`` (conversational, standard, hh) from ``sources`` (any of edit,
@@ -454,7 +463,7 @@ def export_dataset(
     if format == Format.PREFERENCE:
         sources = PAIR_SOURCES if sources is None else tuple(sources)
         check_options(preference_shape, spec, sources)
-        if audience is not None or with_annotations:
+        if audience is not None or with_annotations or with_suggestions:
             raise InvalidContent(
                 "Preference rows are whole messages: no audience, no annotations.",
                 code="invalid-request",
@@ -474,6 +483,7 @@ def export_dataset(
         audience=audience,
         chunk_size=chunk_size,
         with_annotations=with_annotations,
+        with_suggestions=with_suggestions,
         convention=convention,
         mask=mask,
         over_context=context,

@@ -35,15 +35,27 @@ FILE_FORMATS = (JSONL, PARQUET)
 
 
 def check_export_allowed(
-    dataset: Dataset, user, *, audience: str | None, with_annotations: bool, format: str = ""
+    dataset: Dataset,
+    user,
+    *,
+    audience: str | None,
+    with_annotations: bool,
+    format: str = "",
+    with_suggestions: bool = False,
 ):
     """Raise NotAllowed unless ``user`` may export ``dataset`` so (viewers: end-user only;
-    preference pairs: the roles that read pairs)."""
+    preference pairs: the roles that read pairs; a judge's suggestions: the roles that see
+    hidden parts, in whole transcripts: the judge read them)."""
     if format == Format.PREFERENCE:
         require_pairs_reader(dataset, user)
     export_audience(dataset, user, audience)
     if with_annotations and not dataset.can_review(user):
         raise NotAllowed("Only reviewers and curators export everyone's annotations.")
+    if with_suggestions and (audience is not None or not dataset.sees_hidden(user)):
+        raise NotAllowed(
+            "A judge's suggestions are exported with whole transcripts, by the roles that "
+            "see hidden parts."
+        )
 
 
 def check_may_see(task: ExportTask, user) -> None:
@@ -54,6 +66,7 @@ def check_may_see(task: ExportTask, user) -> None:
         audience=task.options.get("audience"),
         with_annotations=task.options.get("with_annotations", False),
         format=task.options.get("format", ""),
+        with_suggestions=task.options.get("with_suggestions", False),
     )
 
 
@@ -73,12 +86,18 @@ def start_export_task(
     convention: str | None = None,
     mask: str | None = None,
     over_context: str | None = None,
+    with_suggestions: bool = False,
 ) -> ExportTask:
     """Queue an export of ``dataset`` (of its transcripts ``ids`` only, when given); bad
     options are refused now, not in the worker. ``file_format``: jsonl or parquet;
     ``preference_shape`` and ``sources``: those of a ``format="preference"`` export."""
     check_export_allowed(
-        dataset, author, audience=audience, with_annotations=with_annotations, format=format
+        dataset,
+        author,
+        audience=audience,
+        with_annotations=with_annotations,
+        format=format,
+        with_suggestions=with_suggestions,
     )
     if file_format not in FILE_FORMATS:
         raise InvalidContent(
@@ -103,6 +122,8 @@ def start_export_task(
         options["convention"] = convention
     if over_context is not None:
         options["over_context"] = over_context
+    if with_suggestions:
+        options["with_suggestions"] = True
     if file_format != JSONL:
         options["file_format"] = file_format
     _lines(dataset, options)  # validates the options (unknown spec, status…)

@@ -4,6 +4,8 @@ do what, and errors as JSON."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from editor import queues
@@ -151,3 +153,24 @@ def test_judge_agreement_of_a_queue(as_curator, as_annotator, dataset, setup, cu
     assert figure["confusion"]["rows"][0] == {"judge": "Helpful", "people": [2, 1]}
     assert figure["agreement"]["measure"] == "cohen_kappa"
     assert_error(as_annotator.get(f"/queues/{queue.pk}/judge-agreement"), 403, "forbidden")
+
+
+def test_an_export_with_suggestions(as_curator, as_viewer, dataset, setup):
+    chat = setup["chats"][0]
+    Suggestion.objects.create(
+        transcript=chat,
+        schema_version=setup["schema"].current_version,
+        question="helpful",
+        value="yes",
+        model="m",
+    )
+    answer = as_curator.get(f"/datasets/{dataset.slug}/export", {"with_suggestions": "true"})
+    assert answer.status_code == 200
+    lines = [json.loads(line) for line in b"".join(answer.streaming_content).splitlines()]
+    rows = [line for line in lines if "suggestions" in line]
+    assert sum(len(r["suggestions"]) for r in rows) == 1
+    assert rows[0]["suggestions"][0]["source"] == "model"
+    # The judge read hidden parts: never with an end user's rendering, nor to a viewer.
+    end_user = {"with_suggestions": "true", "audience": "end_user"}
+    for client in (as_curator, as_viewer):
+        assert_error(client.get(f"/datasets/{dataset.slug}/export", end_user), 403, "forbidden")

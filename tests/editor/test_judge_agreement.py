@@ -95,6 +95,27 @@ def test_suggestions_are_never_counted_as_answers(setting, dataset, curator):
     exported = [a for line in lines for a in line["annotations"]]
     assert len(exported) == 12
     assert {a["annotator"] for a in exported} == {"annotator", "second"}
+    assert all("suggestions" not in line for line in lines)
+    # Asked for, the judge's answers come apart from the people's and marked as the model's.
+    lines = [
+        json.loads(line)
+        for line in export_dataset(dataset, with_annotations=True, with_suggestions=True)
+    ]
+    assert [len(line["annotations"]) for line in lines] == [2] * 6
+    by_title = {line["title"]: line["suggestions"] for line in lines}
+    assert by_title["chat 1"] == [
+        {
+            "source": "model",
+            "model": "judge-model",
+            "schema": "Quality",
+            "schema_version": 1,
+            "question": "helpful",
+            "value": "no",
+            "rationale": "",
+            "run": None,
+            "accepted_by": None,
+        }
+    ]
 
 
 def test_the_list_filter_judge_disagrees(setting, client, curator, dataset):
