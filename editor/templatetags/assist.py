@@ -2,27 +2,36 @@
 
 from django import template
 
-from editor.assist.connections import connections_of
+from editor.models import ModelConnection
 
 register = template.Library()
 
+MEMO = "_regenerate_connections"
 
-@register.simple_tag(takes_context=True)
-def regenerate_connections(context, transcript, user) -> list[dict]:
+
+@register.simple_tag
+def regenerate_connections(transcript, user) -> list[dict]:
     """The dataset's connections as {"id", "name", "model"} when ``user`` edits its
-    transcripts, else none (the Regenerate item is offered to editors only). Read once per
-    rendering: every assistant message's menu asks, the page and a message swapped in alone
-    alike."""
+    transcripts, else none (the Regenerate item is offered to editors only). One query per
+    transcript object, asked by the first assistant message rendered (the page, or a message
+    swapped in alone); a page with no assistant message asks nothing."""
     if transcript is None:
         return []
-    key = ("assist-connections", transcript.pk)
-    known = context.render_context.get(key)
+    known = transcript.__dict__.get(MEMO)
     if known is None:
         known = []
         if transcript.dataset.can_edit(user):
-            known = [
-                {"id": c.pk, "name": c.name, "model": c.model}
-                for c in connections_of(transcript.dataset).only("pk", "name", "model")
-            ]
-        context.render_context[key] = known
+            known = list(
+                ModelConnection.objects.filter(dataset_id=transcript.dataset_id)
+                .order_by("name")
+                .values("id", "name", "model")
+            )
+        transcript.__dict__[MEMO] = known
     return known
+
+
+@register.filter
+def regenerate_asked(transcript) -> list[dict]:
+    """What ``regenerate_connections`` found while this rendering drew the messages (none
+    when no assistant message asked): the page's script and settings come only with it."""
+    return transcript.__dict__.get(MEMO) or [] if transcript is not None else []

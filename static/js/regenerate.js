@@ -174,6 +174,16 @@
     return false;
   }
 
+  // The items are hidden until this script shows them: on load, and in each part htmx swaps in.
+  // (A page whose first part held no assistant message has no script: its items stay hidden.)
+  function showItems(root) {
+    root.querySelectorAll("[data-regenerate-form][hidden]").forEach((form) => {
+      form.hidden = false;
+    });
+  }
+  showItems(document);
+  document.body.addEventListener("htmx:afterSettle", (event) => showItems(event.target));
+
   document.addEventListener("submit", (event) => {
     const form = event.target.closest("[data-regenerate-form]");
     if (!form) return;
