@@ -52,3 +52,30 @@ def test_attach_run_and_resume_from_the_page(client, dataset, curator, annotator
 def test_only_curators(client, dataset, annotator):
     client.force_login(annotator)
     assert client.get(f"/datasets/{dataset.slug}/judges/").status_code == 403
+
+
+def test_the_queue_item_shows_the_suggestion_and_its_key(client, dataset, curator, annotator):
+    from editor import queues
+    from editor.models import Annotation
+
+    schema = make_schema(dataset, curator)
+    chat = make_transcripts(dataset, annotator, 1)[0]
+    queue = queues.create_queue(dataset, [chat], name="Q", author=curator)
+    suggestion = Suggestion.objects.create(
+        transcript=chat,
+        schema_version=schema.current_version,
+        question="helpful",
+        value="no",
+        model="judge-model",
+    )
+    client.force_login(annotator)
+    item = client.post(f"/queues/{queue.pk}/claim/", headers={"HX-Request": "true"})
+    html = item.content.decode()
+    assert f'data-suggestion="{suggestion.pk}" data-source="model"' in html
+    assert "Suggested by judge-model" in html and "<kbd>y</kbd>" in html
+    assert not Annotation.objects.exists()
+    accepted = client.post(
+        f"/suggestions/{suggestion.pk}/accept/", headers={"HX-Request": "true"}
+    ).content.decode()
+    assert "accepted: your answer" in accepted and 'value="no" data-key="2" checked' in accepted
+    assert Annotation.objects.get().annotator == annotator
