@@ -20,7 +20,8 @@ def regenerate_connections(transcript, user) -> list[dict]:
     known = transcript.__dict__.get(MEMO)
     if known is None:
         known = []
-        if transcript.dataset.can_edit(user):
+        # A rendering without a request (an e-mail, a test's template) has no user to ask.
+        if getattr(user, "is_authenticated", False) and transcript.dataset.can_edit(user):
             known = list(
                 ModelConnection.objects.filter(dataset_id=transcript.dataset_id)
                 .order_by("name")
