@@ -77,10 +77,17 @@ def with_suggestions(transcript: Transcript, user, questions: list[dict]) -> lis
     """``questions`` (``annotations.with_my_answers``'s) each with the model's ``suggestion``
     (None without one, or for a role that does not read them). A question ``user`` has not
     answered shows the suggestion's value pre-selected (``suggested``): it is not their answer
-    until they accept it or answer themselves."""
+    until they accept it or answer themselves. One query: the questions are those given."""
     if not questions or not transcript.dataset.sees_hidden(user):
         return questions
-    found = by_question(suggestions_of(transcript, user))
+    wanted = {(q["schema"].current_version_id, q["question"].key) for q in questions}
+    found: dict[tuple[int, str], Suggestion] = {}
+    for suggestion in Suggestion.objects.filter(
+        transcript=transcript,
+        message_index__isnull=True,
+        schema_version__in={version for version, _ in wanted},
+    ).order_by("-created_at", "-pk"):
+        found.setdefault((suggestion.schema_version_id, suggestion.question), suggestion)
     for q in questions:
         suggestion = found.get((q["schema"].current_version_id, q["question"].key))
         q["suggestion"] = suggestion
