@@ -44,11 +44,6 @@ def suggestions_of(transcript: Transcript, user) -> list[Suggestion]:
     return list(newest.values())
 
 
-def by_question(suggestions: list[Suggestion]) -> dict[tuple[int, str], Suggestion]:
-    """Suggestions by (schema version id, question key), as the question panel looks them up."""
-    return {(s.schema_version_id, s.question): s for s in suggestions}
-
-
 def accept(suggestion: Suggestion, *, user) -> Annotation:
     """Make ``suggestion`` ``user``'s answer (a new draft, or their draft changed to it) and
     record that they accepted it. Refused as any answer of theirs would be (their role, an
