@@ -1,6 +1,7 @@
 """Transcripts: lists, reads, creation, updates and renderings."""
 
 from datetime import datetime
+from typing import Literal
 
 from ninja import Field, Schema
 
@@ -158,6 +159,11 @@ class TranscriptFilters(Schema):
         "answer including it; a rating as its number; a span's tag), e.g. topic:billing. "
         "422 invalid-filter when the dataset's active label schemas have no such answer.",
     )
+    judge: Literal["disagrees"] | None = Field(
+        None,
+        description="disagrees: only those where a person's submitted answer differs from the "
+        "judge's newest suggestion for that question (not viewers: 403).",
+    )
 
     def to_filter(self, dataset) -> TranscriptFilter:
         """The filters; where the words are searched is the list's (``TranscriptList.of``)."""
@@ -171,6 +177,7 @@ class TranscriptFilters(Schema):
             updated_by=self.updated_by,
             updated_since=self.updated_since,
             tokens_over=self.tokens_over,
+            judge_disagrees=self.judge == "disagrees",
             label=parse_label_filter(pickable_questions(dataset), self.label)
             if self.label
             else None,

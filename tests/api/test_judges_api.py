@@ -174,3 +174,26 @@ def test_an_export_with_suggestions(as_curator, as_viewer, dataset, setup):
     end_user = {"with_suggestions": "true", "audience": "end_user"}
     for client in (as_curator, as_viewer):
         assert_error(client.get(f"/datasets/{dataset.slug}/export", end_user), 403, "forbidden")
+
+
+def test_the_list_filter_judge_disagrees(as_curator, as_viewer, dataset, setup, annotator):
+    version = setup["schema"].current_version
+    chats = setup["chats"]
+    for chat, person in zip(chats[:2], ("yes", "no"), strict=True):
+        Annotation.objects.create(
+            transcript=chat,
+            schema_version=version,
+            question="helpful",
+            annotator=annotator,
+            value=person,
+            state=AnnotationState.SUBMITTED,
+        )
+        Suggestion.objects.create(
+            transcript=chat, schema_version=version, question="helpful", value="yes", model="m"
+        )
+    listed = as_curator.get(f"/datasets/{dataset.slug}/transcripts", {"judge": "disagrees"})
+    assert [row["id"] for row in listed.json()["items"]] == [chats[1].pk]
+    refused = as_viewer.get(f"/datasets/{dataset.slug}/transcripts", {"judge": "disagrees"})
+    assert refused.status_code == 403
+    bad = as_curator.get(f"/datasets/{dataset.slug}/transcripts", {"judge": "agrees"})
+    assert bad.status_code == 422
