@@ -257,8 +257,8 @@ class VersionDiff:
 
     def to_dict(self) -> dict:
         return {
-            "from": self.old.name,
-            "to": self.new.name,
+            "from_name": self.old.name,
+            "to_name": self.new.name,
             "added": self.added,
             "removed": self.removed,
             "changed": [
