@@ -23,7 +23,7 @@ from tests.editor.samples import demo_texts
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "preference" / "valid"
+FIXTURES = Path(__file__).resolve().parents[1] / "preference_fixtures" / "valid"
 TRL_ROWS = [
     {
         "prompt": [{"role": "user", "content": f"Question {n}?"}],

@@ -9,7 +9,7 @@ import pytest
 from editor import formats
 from editor.formats import preference
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "preference"
+CORPUS = Path(__file__).resolve().parents[1] / "preference_fixtures"
 VALID = sorted((CORPUS / "valid").glob("*.json"))
 INVALID = sorted((CORPUS / "invalid").glob("*.json"))
 CONVERSATIONAL = [
