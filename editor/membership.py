@@ -35,6 +35,7 @@ from editor.models import (
     Dataset,
     DatasetEdit,
     Invitation,
+    Judge,
     Membership,
     MembershipAction,
     MembershipChange,
@@ -108,6 +109,8 @@ def delete_dataset(dataset: Dataset, *, author) -> int:
     _require_curator(dataset, author, "Only a curator may delete this dataset.")
     dataset.memberships.all().delete()
     deleted = purge_transcripts(Transcript.all_objects.filter(dataset=dataset))
+    # A judge protects its connection from being deleted alone; with the dataset both go.
+    Judge.objects.filter(connection__dataset=dataset).delete()
     dataset.delete()
     return deleted
 
