@@ -59,6 +59,7 @@ def test_the_views_kept_hold_a_bounded_number_of_messages(dataset, curator, monk
         transcripts[-1].created_at,
         transcripts[-1].version,
         "annotator",
+        None,  # no training convention: the annotator rendering
     ) in (views._views)
 
 
