@@ -1,4 +1,4 @@
-"""Token counting (issue 32: counting 10,000 transcripts in at most 1.5× the time of the
+"""Token counting (issue 32: counting 10,000 transcripts in at most 1.5x the time of the
 tokenizer's own ``encode_batch`` on the same texts) and what a save pays to keep counts
 current.
 
@@ -73,7 +73,7 @@ def counting() -> None:
         print(
             f"  {tokenizer.name}: {TRANSCRIPTS:,} transcripts ({megabytes:.1f} MB): "
             f"encode_batch {alone:.2f} s, token_counts_batch {counted:.2f} s, "
-            f"ratio {counted / alone:.2f}×"
+            f"ratio {counted / alone:.2f}x"
         )
 
 

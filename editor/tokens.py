@@ -161,9 +161,9 @@ def _store(transcripts: Iterable[Transcript], setting: DatasetTokenizer) -> int:
     )
     written = 0
     for transcript, (total, counts) in zip(transcripts, counted, strict=True):
-        written += Transcript.all_objects.filter(pk=transcript.pk, version=transcript.version).update(
-            token_count=total, token_counts=counts
-        )
+        written += Transcript.all_objects.filter(
+            pk=transcript.pk, version=transcript.version
+        ).update(token_count=total, token_counts=counts)
     return written
 
 
@@ -199,7 +199,7 @@ class Budget:
 
     @property
     def label(self) -> str:
-        """"3,120 / 4,096 tokens" (or "3,120 tokens" with no context length)."""
+        """ "3,120 / 4,096 tokens" (or "3,120 tokens" with no context length)."""
         if self.context_length is None:
             return f"{self.total:,} tokens"
         return f"{self.total:,} / {self.context_length:,} tokens"

@@ -44,15 +44,12 @@ def _checked_context_length(context_length) -> int | None:
     return value
 
 
-def set_encoding(
-    dataset: Dataset, user, *, encoding: str, context_length=None
-) -> DatasetTokenizer:
+def set_encoding(dataset: Dataset, user, *, encoding: str, context_length=None) -> DatasetTokenizer:
     """Name a tiktoken encoding (one of ``ENCODINGS``) as the dataset's tokenizer."""
     _require_curator(dataset, user)
     if encoding not in core.ENCODINGS:
         raise InvalidTokenizer(
-            f"Unknown tiktoken encoding {encoding!r}; expected one of "
-            f"{', '.join(core.ENCODINGS)}.",
+            f"Unknown tiktoken encoding {encoding!r}; expected one of {', '.join(core.ENCODINGS)}.",
             details={"encoding": encoding, "expected": list(core.ENCODINGS)},
         )
     return _store(

@@ -24,7 +24,10 @@ UPLOAD = "upload"
 class TokenizerForm(forms.Form):
     source = forms.ChoiceField(
         label="Tokenizer",
-        choices=[*((name, f"tiktoken: {name}") for name in ENCODINGS), (UPLOAD, "Upload a tokenizer.json")],
+        choices=[
+            *((name, f"tiktoken: {name}") for name in ENCODINGS),
+            (UPLOAD, "Upload a tokenizer.json"),
+        ],
         widget=forms.RadioSelect,
     )
     tokenizer_json = forms.FileField(
@@ -108,7 +111,8 @@ def dataset_tokenizer_set(request, slug):
             form.add_error(None, refused.message)
         else:
             messages.success(
-                request, "Tokenizer saved; the dataset's tokens are counted again in the background."
+                request,
+                "Tokenizer saved; the dataset's tokens are counted again in the background.",
             )
             return redirect("dataset-tokenizer", slug=dataset.slug)
     return render(request, TEMPLATE, _context(dataset, form), status=400)
@@ -124,7 +128,9 @@ def dataset_tokenizer_delete(request, slug):
     except DomainError as refused:
         messages.error(request, refused.message)
     else:
-        messages.success(request, "The dataset names no tokenizer any more; its counts are cleared.")
+        messages.success(
+            request, "The dataset names no tokenizer any more; its counts are cleared."
+        )
     return redirect("dataset-tokenizer", slug=dataset.slug)
 
 
