@@ -61,6 +61,9 @@ class ImportTask(TrackedTask):
     spec = models.CharField(max_length=32, choices=SPEC_CHOICES, blank=True)
     on_conflict = models.CharField(max_length=16, default="update")
     partial = models.BooleanField(default=False)
+    # How rows are read ("" lets the importer decide; "preference" or "hh": every row a
+    # transcript with its chosen and rejected answers, editor/importing/preference.py)
+    shape = models.CharField(max_length=16, blank=True)
     upload_path = models.CharField(max_length=1024, blank=True)
     report = models.JSONField(default=dict, blank=True)
 
