@@ -33,6 +33,11 @@ from .specs import CHAT_DATASET_SPEC, TEXT_SPECS, is_spec
 
 CONVERSATIONAL, STANDARD, HH = "conversational", "standard", "hh"
 SHAPES = (CONVERSATIONAL, STANDARD, HH)
+# How an import reads its rows (``editor.importing.preference``): every row a transcript, every
+# row a preference row, or every row one with HH-RLHF strings read as turns. Declared here so
+# the ``ocm push`` command (spec core, no Django) offers the same names as the server.
+IMPORT_TRANSCRIPTS, IMPORT_PREFERENCE = "transcripts", "preference"
+IMPORT_SHAPES = (IMPORT_TRANSCRIPTS, IMPORT_PREFERENCE, HH)
 PAIR_KEYS = ("chosen", "rejected")
 USER, ASSISTANT = "user", "assistant"
 HH_ROLES = {"Human": USER, "Assistant": ASSISTANT}

@@ -26,8 +26,8 @@ from editor.importing.candidates import Candidate, unreadable
 from editor.models import Alternative, AlternativeSource, PairSource, PreferencePair, Transcript
 from editor.storage.create import NewTranscript
 
-TRANSCRIPTS, PREFERENCE, HH = "transcripts", "preference", "hh"
-SHAPES = (TRANSCRIPTS, PREFERENCE, HH)
+TRANSCRIPTS, PREFERENCE, HH = preference.IMPORT_SHAPES
+SHAPES = preference.IMPORT_SHAPES
 ROW_CODE = "invalid-preference-row"
 ROW_MARKERS = (b'"chosen"', b'"rejected"')  # both in a line: worth decoding to look closer
 

@@ -21,9 +21,10 @@ from django.db import InterfaceError, OperationalError, transaction
 from django_tasks import task
 
 from editor import background, webhooks
-from editor.errors import DomainError, NotAllowed
+from editor.errors import DomainError, InvalidContent, NotAllowed
 from editor.importing import Action, ImportItem, ImportRejected, ImportReport, import_transcripts
 from editor.importing.batches import revision_notes
+from editor.importing.preference import SHAPES
 from editor.models import Dataset, ImportTask, Revision, RevisionKind, TaskStatus
 
 logger = logging.getLogger(__name__)
@@ -43,14 +44,23 @@ def start_import_task(
     spec: str | None = None,
     on_conflict: str = "update",
     partial: bool = False,
+    shape: str | None = None,
 ) -> ImportTask:
     """Queue an import of ``upload`` (a binary file object named ``name``).
+
+    ``shape`` is how its rows are read (``editor.importing.preference.SHAPES``; None lets the
+    importer recognise preference rows by their keys), refused at once when unknown.
 
     The upload is copied to ``settings.OCM_UPLOAD_DIR`` first: the request's own temporary
     file is gone once the response is sent, and the task may run on another machine.
     """
     if not dataset.can_edit(author):
         raise NotAllowed("You may not import into this dataset.")
+    if shape and shape not in SHAPES:
+        raise InvalidContent(
+            f"Unknown import shape {shape!r}; expected one of: {', '.join(SHAPES)}.",
+            code="invalid-request",
+        )
     upload_dir = Path(settings.OCM_UPLOAD_DIR)
     upload_dir.mkdir(parents=True, exist_ok=True)
     suffix = os.path.splitext(name)[1][:16]
@@ -64,6 +74,7 @@ def start_import_task(
         spec=spec or "",
         on_conflict=on_conflict,
         partial=partial,
+        shape=shape or "",
         upload_path=str(path),
     )
     # The worker must find the committed task row, so it is queued after the commit.
@@ -118,6 +129,7 @@ def run_import_task(task_pk: int) -> ImportTask | None:
                 progress=record,
                 before_commit=keep_account if task.partial else succeed_with_the_data,
                 tag=tag_of(task_pk),
+                shape=task.shape or None,
             )
             status, report = TaskStatus.SUCCEEDED, result.to_dict()
         except TaskTakenAway:
