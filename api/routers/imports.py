@@ -30,6 +30,7 @@ def start_import(request, slug: str, file: File[UploadedFile], options: Form[Imp
         spec=options.spec,
         on_conflict=options.on_conflict,
         partial=options.partial,
+        shape=options.shape,
     )
     return Status(202, task)
 

@@ -15,6 +15,7 @@ from api.schemas.common import (
 from editor.exporting.tasks import FILE_FORMATS
 from editor.exporting.tasks import progress_of as export_progress_of
 from editor.exporting.training import MASK_STYLES, OVER_CONTEXT
+from editor.formats.preference import IMPORT_SHAPES
 from editor.formats.preference import SHAPES as PREFERENCE_SHAPES
 from editor.importing.tasks import progress_of
 from editor.pairs import SOURCES as PAIR_SOURCES
@@ -24,6 +25,12 @@ class ImportIn(Schema):
     spec: SpecId | None = Field(None, description="For items that do not name theirs.")
     on_conflict: OnConflictChoice = "update"
     partial: bool = Field(False, description="Import the readable items, report the rest.")
+    shape: Literal[IMPORT_SHAPES] | None = Field(
+        None,
+        description="How rows are read: `preference` (TRL rows) or `hh` (HH-RLHF text) make "
+        "each row a transcript with its two answers as alternatives, `transcripts` none; "
+        "absent: rows with `chosen` and `rejected` keys are preference rows.",
+    )
 
 
 class ImportTaskOut(Schema):
@@ -33,6 +40,7 @@ class ImportTaskOut(Schema):
     spec: str
     on_conflict: str
     partial: bool
+    shape: str = Field(description="How rows are read; empty: decided from each row's keys.")
     status: str
     created_at: datetime
     started_at: datetime | None

@@ -292,6 +292,7 @@ class Client:
         spec: str | None = None,
         on_conflict: str = "update",
         partial: bool = False,
+        shape: str | None = None,
         name: str | None = None,
         wait: bool = True,
         timeout: float | None = None,
@@ -303,14 +304,17 @@ class Client:
         import envelopes as dicts), sent as one JSONL file. Answers the finished import;
         raises ``ImportFailed`` (with the first failed item's ``code``) when it failed. With
         ``wait=False``, answers the import as queued. ``progress``: a progress bar on
-        standard error (by default when it is a terminal).
+        standard error (by default when it is a terminal). ``shape``: how rows are read
+        (``preference``, ``hh``, ``transcripts``; None: rows with chosen and rejected are pairs).
         """
         with _upload(source, name) as (file_name, upload):
             task = self._one(
                 ImportTask,
                 "POST",
                 f"/datasets/{_segment(dataset)}/imports",
-                data=_query({"spec": spec, "on_conflict": on_conflict, "partial": partial}),
+                data=_query(
+                    {"spec": spec, "on_conflict": on_conflict, "partial": partial, "shape": shape}
+                ),
                 files={"file": (file_name, upload)},
             )
         if not wait:

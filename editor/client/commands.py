@@ -53,6 +53,7 @@ def push(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> 
         spec=args.spec,
         on_conflict=args.on_conflict,
         partial=args.partial,
+        shape=args.shape,
         wait=not args.no_wait,
     )
     out.write(_summary(task) + "\n")

@@ -91,6 +91,7 @@ class ImportTask(Result):
     spec: str
     on_conflict: str
     partial: bool
+    shape: str | None  # how rows are read; "" (None from an older server): by their keys
     status: str  # queued, running, succeeded, failed
     created_at: datetime
     started_at: datetime | None

@@ -10,7 +10,7 @@
                                               what a training run computes loss on
     ocm tokens FILE (--encoding E | --tokenizer tokenizer.json) [--json]
                                               tokens per message, channel and in all
-    ocm push FILE --dataset SLUG              import into a server's dataset, print the report
+    ocm push FILE --dataset SLUG [--shape S]  import into a server's dataset, print the report
     ocm pull SLUG --to S [--version V] [-o FILE]
                                               a server's dataset in spec S, as JSONL
     ocm status IMPORT_ID                      an import's status and report
@@ -47,6 +47,7 @@ from .canonical import dumps
 from .detect import detect as detect_spec
 from .diagnostics import ERROR, Diagnostic, has_errors
 from .parsing import parse, serialize
+from .preference import IMPORT_SHAPES
 from .specs import SPEC_IDS
 
 OK, FAILED, UNUSABLE = 0, 1, 2
@@ -285,6 +286,12 @@ def remote_commands(commands) -> None:
     )
     push.add_argument(
         "--partial", action="store_true", help="import the readable items, report the rest"
+    )
+    push.add_argument(
+        "--shape",
+        choices=IMPORT_SHAPES,
+        help="how rows are read: preference (TRL rows) or hh (HH-RLHF text) pairs, or "
+        "transcripts; by default rows with chosen and rejected keys are pairs",
     )
     push.add_argument(
         "--no-wait", action="store_true", help="print the queued import and return at once"

@@ -371,6 +371,7 @@ def dataset_import(request, slug):
         spec=form.cleaned_data["spec"] or None,
         on_conflict=form.cleaned_data["on_conflict"],
         partial=form.cleaned_data["partial"],
+        shape=form.cleaned_data["shape"] or None,
     )
     return redirect("import-task", pk=task.pk)
 

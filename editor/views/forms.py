@@ -1,5 +1,6 @@
 from django import forms
 
+from editor.formats.preference import HH, IMPORT_PREFERENCE, IMPORT_TRANSCRIPTS
 from editor.formats.training import ALL_ASSISTANT, GPT_OSS, LAST_ASSISTANT_TURN
 from editor.listing.filters import spec_options
 from editor.models import Dataset, Role, Status
@@ -26,6 +27,19 @@ class ImportForm(forms.Form):
     partial = forms.BooleanField(
         required=False,
         label="Import the readable items and report the rest (otherwise: all or nothing)",
+    )
+    shape = forms.ChoiceField(
+        choices=[
+            ("", "Decide from each row's keys"),
+            (IMPORT_TRANSCRIPTS, "Transcripts only"),
+            (IMPORT_PREFERENCE, "Preference pairs (TRL rows)"),
+            (HH, "HH-RLHF pairs (Human: / Assistant: text)"),
+        ],
+        required=False,
+        label="Rows are",
+        help_text="Rows with both chosen and rejected are read as preference pairs unless you "
+        "say otherwise; HH-RLHF reads their strings as Human:/Assistant: turns. Each pair "
+        "becomes a transcript whose last turn has the two answers as alternatives.",
     )
 
 
