@@ -363,7 +363,7 @@ def submit(assignment: QueueAssignment, user, *, now=None) -> QueueAssignment:
     required question answered first), and the transcript goes to review."""
     _require_owner(assignment, user)
     now = now or timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), webhooks.one_read():
         queue = assignment.item.queue
         submit_answers(
             assignment.item.transcript,
@@ -397,7 +397,10 @@ def review(
         raise InvalidContent("Say why in a comment when rejecting.", code="comment-required")
     check_storable_text(comment, "The comment")
     now = now or timezone.now()
-    with transaction.atomic():
+    with transaction.atomic(), webhooks.one_read():
+        # On PostgreSQL this also locks the queue's row (the query joins it for its ordering):
+        # approvals in one queue take turns, so the last two made at once never both miss
+        # the other's (test_queue_completed's race test fails if that lock goes).
         read = _lock_item(assignment.item)
         assignment = _move(
             assignment,
@@ -410,14 +413,24 @@ def review(
         _emit_item_event(
             assignment, webhooks.events.QUEUE_ITEM_REVIEWED, by=reviewer, decision=decision
         )
-        if decision == "approve" and is_complete(assignment.item.queue):
-            queue = assignment.item.queue
-            webhooks.emit(
-                queue.dataset_id,
-                webhooks.events.QUEUE_COMPLETED,
-                {"queue_id": queue.pk, "queue": queue.name, "items": queue.items.count()},
-            )
+        if decision == "approve":
+            _emit_if_completed(assignment.item.queue)
     return assignment
+
+
+def _emit_if_completed(queue: ReviewQueue) -> None:
+    """``queue.completed`` once per completion: its key names the queue and the items and
+    overlap it was completed with, so a second approval seeing the same complete queue (or a
+    retry of the same one) tells nothing new, and items added later make a new completion."""
+    figures = _completion(queue)
+    if not figures["items"] or figures["short"]:
+        return
+    webhooks.emit(
+        queue.dataset_id,
+        webhooks.events.QUEUE_COMPLETED,
+        {"queue_id": queue.pk, "queue": queue.name, "items": figures["items"]},
+        key=f"queue.completed:{queue.pk}:{figures['items']}:{figures['last']}:{queue.overlap}",
+    )
 
 
 def _emit_item_event(assignment: QueueAssignment, event_type: str, *, by, **extra) -> None:
@@ -440,9 +453,16 @@ def _emit_item_event(assignment: QueueAssignment, event_type: str, *, by, **extr
 
 def is_complete(queue: ReviewQueue) -> bool:
     """Every item of ``queue`` has as many approved assignments as its overlap asks."""
+    figures = _completion(queue)
+    return bool(figures["items"]) and not figures["short"]
+
+
+def _completion(queue: ReviewQueue) -> dict:
+    """In one query: the queue's items, how many lack approvals, and the last item's id."""
     approved = Count("assignments", filter=Q(assignments__state=AssignmentState.APPROVED))
-    items = queue.items.annotate(approved=approved)
-    return items.exists() and not items.filter(approved__lt=queue.overlap).exists()
+    return queue.items.annotate(approved=approved).aggregate(
+        items=Count("pk"), short=Count("pk", filter=Q(approved__lt=queue.overlap)), last=Max("pk")
+    )
 
 
 @dataclass

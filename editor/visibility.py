@@ -11,6 +11,7 @@ What a member may *do* is decided by the domain (``Dataset.can_edit``, ``editor.
 checked again by ``editor.storage``).
 """
 
+from django.db.models import Exists, OuterRef
 from django.http import Http404
 
 from editor.background import current
@@ -27,6 +28,7 @@ from editor.models import (
     ReviewQueue,
     Suggestion,
     Transcript,
+    WebhookEndpoint,
 )
 from editor.pairs import with_names
 
@@ -52,11 +54,17 @@ def export_audience(dataset: Dataset, user, audience: str | None) -> None:
     require_audience(dataset, user, audience or FULL_CONTENT)
 
 
-def visible_dataset(user, slug: str, *, with_counts: bool = False) -> Dataset:
-    """The dataset ``slug`` if ``user`` is a member, its ``user_role`` annotated."""
+def visible_dataset(
+    user, slug: str, *, with_counts: bool = False, with_webhook_alert: bool = False
+) -> Dataset:
+    """The dataset ``slug`` if ``user`` is a member, its ``user_role`` annotated (and, with
+    ``with_webhook_alert``, ``has_disabled_webhooks``: the banner's check, in the same query)."""
     datasets = Dataset.objects.for_user(user).with_roles(user)
     if with_counts:
         datasets = datasets.with_transcript_counts()
+    if with_webhook_alert:
+        disabled = WebhookEndpoint.objects.filter(dataset=OuterRef("pk"), disabled_at__isnull=False)
+        datasets = datasets.annotate(has_disabled_webhooks=Exists(disabled))
     # No slug has a NUL, and PostgreSQL refuses one in a query.
     dataset = None if "\x00" in slug else datasets.filter(slug=slug).first()
     if dataset is None:

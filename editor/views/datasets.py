@@ -86,7 +86,7 @@ def dataset_create(request):
 @require_GET
 @vary_on_headers("HX-Request")
 def dataset_detail(request, slug):
-    dataset = visible_dataset(request.user, slug)
+    dataset = visible_dataset(request.user, slug, with_webhook_alert=True)
     context = dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
         # Curators hear of a webhook endpoint disabled after failures (banner and message).

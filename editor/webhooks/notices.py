@@ -11,8 +11,10 @@ SESSION_KEY = "webhooks_told"
 
 
 def disabled_endpoints(dataset: Dataset, user) -> list[WebhookEndpoint]:
-    """The dataset's disabled endpoints, for its curators (nobody else is told)."""
-    if not dataset.can_curate(user):
+    """The dataset's disabled endpoints, for its curators (nobody else is told). A dataset
+    read with ``has_disabled_webhooks`` (``visible_dataset(with_webhook_alert=True)``) that
+    has none costs no query."""
+    if not dataset.can_curate(user) or not getattr(dataset, "has_disabled_webhooks", True):
         return []
     return list(dataset.webhooks.filter(disabled_at__isnull=False).order_by("pk"))
 

@@ -190,9 +190,9 @@ def test_a_submit_reads_each_row_once(as_annotator, queue_id, django_assert_max_
     the assignment with everything it shows at once and never reads a row it just wrote."""
     assignment = as_annotator.post(f"/queues/{queue_id}/claim").json()
     # 25 when the move read its row back; 18 since the item's other assignments are read
-    # (under lock, with the transcript's status) for the several-annotators rule; 20 with the
-    # webhooks' events (the dataset's endpoints asked for the submit and the status change).
-    with django_assert_max_num_queries(20):
+    # (under lock, with the transcript's status) for the several-annotators rule; 19 with the
+    # webhooks' events (the dataset's endpoints read once for the submit and the status change).
+    with django_assert_max_num_queries(19):
         submitted = as_annotator.post(f"/assignments/{assignment['id']}/submit")
     assert submitted.status_code == 200, submitted.content
     body = submitted.json()
