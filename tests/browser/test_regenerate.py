@@ -3,41 +3,19 @@ reaches the page piece by piece, then Keep leaves it an alternative and Accept m
 turn (one revision). And the curator's Models page: add a connection, test it."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from editor.models import Alternative, Dataset, Membership, ModelConnection, Role, Transcript
-from editor.storage.create import create_transcript
+from editor.models import Alternative, ModelConnection, Transcript
 from tests.browser.conftest import settled
+from tests.browser.geography import geography, log_in
 from tests.browser.test_accessibility import serious_violations
 from tests.support.openai_server import Reply
-
-PASSWORD = "a-long-test-password"
-TEXT = (
-    "<|start|>user<|message|>Capital of Australia?<|end|>\n"
-    "<|start|>assistant<|channel|>final<|message|>Sydney.<|end|>\n"
-)
 
 
 @pytest.fixture
 def setup(transactional_db, openai_server):
-    users = get_user_model().objects
-    ann = users.create_user("ann", password=PASSWORD)
-    cur = users.create_user("cur", password=PASSWORD)
-    dataset = Dataset.objects.create(name="Geography", slug="geo")
-    Membership.objects.create(user=ann, dataset=dataset, role=Role.ANNOTATOR)
-    Membership.objects.create(user=cur, dataset=dataset, role=Role.CURATOR)
-    transcript = create_transcript(
-        dataset, author=ann, text=TEXT, spec="openchatml-2.2", title="Capital"
-    )
-    return dataset, transcript
-
-
-def log_in(page, live_server, username, path):
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    world = geography(answer="Sydney.")
+    return world.dataset, world.transcript
 
 
 def test_streamed_answer_then_keep_then_accept(

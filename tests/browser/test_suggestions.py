@@ -3,34 +3,22 @@ answer is pre-selected and marked ("Suggested by …", data-source="model"), and
 makes each one the annotator's own answer."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from editor.labels import create_label_schema
-from editor.models import Annotation, Dataset, Membership, Role, Suggestion
-from editor.storage.create import create_transcript
+from editor.models import Annotation, Suggestion
 from tests.browser.conftest import settled
+from tests.browser.geography import geography, log_in
 from tests.support.judging import QUESTIONS
-
-PASSWORD = "a-long-test-password"
-TEXT = (
-    "<|start|>user<|message|>Capital of Australia?<|end|>\n"
-    "<|start|>assistant<|channel|>final<|message|>Canberra.<|end|>\n"
-)
 
 
 @pytest.fixture
 def setup(transactional_db):
-    users = get_user_model().objects
-    ann = users.create_user("ann", password=PASSWORD)
-    cur = users.create_user("cur", password=PASSWORD)
-    dataset = Dataset.objects.create(name="Geography", slug="geo")
-    Membership.objects.create(user=ann, dataset=dataset, role=Role.ANNOTATOR)
-    Membership.objects.create(user=cur, dataset=dataset, role=Role.CURATOR)
-    transcript = create_transcript(
-        dataset, author=ann, text=TEXT, spec="openchatml-2.2", title="Capital"
+    world = geography(answer="Canberra.")
+    transcript = world.transcript
+    schema = create_label_schema(
+        world.dataset, author=world.curator, name="Quality", questions=QUESTIONS
     )
-    schema = create_label_schema(dataset, author=cur, name="Quality", questions=QUESTIONS)
     for question, value in (("helpful", "yes"), ("quality", 4)):
         Suggestion.objects.create(
             transcript=transcript,
@@ -47,10 +35,7 @@ def test_suggestions_preselected_marked_and_accepted_with_y(
     live_server, page, setup, screenshot, console_errors
 ):
     transcript = setup
-    page.goto(f"{live_server.url}/accounts/login/?next=/transcripts/{transcript.pk}/")
-    page.get_by_label("Username").fill("ann")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
+    log_in(page, live_server, "ann", f"/transcripts/{transcript.pk}/")
     settled(page)
 
     helpful = page.locator('fieldset[data-question="helpful"]')
