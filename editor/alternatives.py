@@ -1,15 +1,17 @@
 """Alternatives of an assistant turn: adding, deleting, promoting one, and what a pairwise
 question compares.
 
-A *turn* starts at an assistant message and runs over the assistant and tool messages after
-it, until the next user, system or developer message (or the end): the completion a model
-gave for the prompt before it. An alternative is another completion of that turn, stored as
+A *turn* (``editor.turns``) starts at an assistant message and runs over the assistant and
+tool messages after it, until the next user, system or developer message (or the end): the
+completion a model gave for the prompt before it. An alternative is another completion of that turn, stored as
 an immutable snapshot (``editor.models.Alternative``, keyed by the turn's first index).
 
 When a turn gets its first alternative, the turn as the transcript holds it is stored too
 (``source="transcript"``), so a pairwise question always compares it with the others.
 Promoting an alternative is one revision through ``storage.save_transcript`` (history,
-validation, version conflicts); the own turn it replaces stays as an alternative.
+validation, version conflicts); the own turn it replaces stays as an alternative. An edit of
+a turn that has alternatives keeps the turn before and after the edit among them
+(``editor.pairs.keep_edited_turns``, on the write path).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 
 from editor import formats
@@ -38,75 +40,20 @@ from editor.models.pairs import AlternativeSource
 from editor.storage.content import check_note, messages_from_input
 from editor.storage.save import refusal, save_transcript
 
-# Roles that end a turn; any other message after the assistant's belongs to it (tool results,
-# more assistant messages).
-TURN_BREAKERS = frozenset({"user", "system", "developer"})
+# What a turn is lives below the write path, which needs it too; its names stay importable
+# from here, where the views and the use cases look for them.
+from editor.turns import (
+    content_hash,
+    keep_alternative,
+    turn_end,
+    turn_messages,
+)
+from editor.turns import turn_start_of as turn_start_of
+from editor.turns import turn_starts as turn_starts
+
 SOURCES = frozenset(AlternativeSource.values)
 # A turn's alternatives a pairwise item shows with keys 1-9.
 MAX_CANDIDATES = 9
-
-
-def turn_end(messages: Sequence[formats.Message], index: int) -> int:
-    """The index just past the turn starting at ``index`` (``NotATurn`` unless message
-    ``index`` is an assistant message; ``MessageNotFound`` when there is no such message)."""
-    if not 0 <= index < len(messages):
-        raise MessageNotFound(
-            f"No message {index}: the transcript has {len(messages)} messages (indexes from 0)."
-        )
-    if messages[index].role != "assistant":
-        raise NotATurn(
-            f"Message {index} is a {messages[index].role!r} message: a turn starts at an "
-            "assistant message.",
-            details={"message_index": index},
-        )
-    end = index + 1
-    while end < len(messages) and messages[end].role not in TURN_BREAKERS:
-        end += 1
-    return end
-
-
-def turn_messages(messages: Sequence[formats.Message], index: int) -> list[formats.Message]:
-    """The messages of the turn starting at ``index``."""
-    return list(messages[index : turn_end(messages, index)])
-
-
-def turn_starts(messages: Sequence[formats.Message]) -> list[int]:
-    """The first index of every turn of ``messages``."""
-    return [
-        i
-        for i, message in enumerate(messages)
-        if message.role == "assistant" and (i == 0 or messages[i - 1].role in TURN_BREAKERS)
-    ]
-
-
-def turn_start_of(messages: Sequence[formats.Message], index: int) -> int:
-    """The first index of the turn holding message ``index`` (``NotATurn`` when it is in
-    none: a user, system or developer message, or tool results with no assistant before)."""
-    if not 0 <= index < len(messages):
-        raise MessageNotFound(
-            f"No message {index}: the transcript has {len(messages)} messages (indexes from 0)."
-        )
-    start = index
-    while start > 0 and messages[start - 1].role not in TURN_BREAKERS:
-        start -= 1
-    while start <= index and messages[start].role != "assistant":
-        start += 1
-    if start > index:
-        raise NotATurn(
-            f"Message {index} is in no assistant turn.", details={"message_index": index}
-        )
-    return start
-
-
-def as_dicts(messages: Sequence[formats.Message]) -> list[dict]:
-    return [message.to_dict() for message in messages]
-
-
-def content_hash(messages: Sequence[formats.Message | dict]) -> str:
-    """SHA-256 of the compact canonical JSON of ``messages`` (keys sorted)."""
-    dicts = [m.to_dict() if isinstance(m, formats.Message) else m for m in messages]
-    text = json.dumps(dicts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def alternatives_of(transcript: Transcript, index: int | None = None):
@@ -169,42 +116,8 @@ def add_alternative(
     own = turn_messages(stored, index)
     with transaction.atomic():
         if not Alternative.objects.filter(transcript=transcript, message_index=index).exists():
-            _keep(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
-        return _keep(transcript, index, checked, source, author, note, generation or {})
-
-
-def _keep(
-    transcript: Transcript,
-    index: int,
-    messages: Sequence[formats.Message],
-    source: str,
-    author,
-    note: str = "",
-    generation: dict | None = None,
-) -> Alternative:
-    """The alternative holding ``messages`` at ``index``: the existing one, else a new row."""
-    digest = content_hash(messages)
-    existing = Alternative.objects.filter(
-        transcript=transcript, message_index=index, content_hash=digest
-    ).first()
-    if existing is not None:
-        return existing
-    try:
-        with transaction.atomic():
-            return Alternative.objects.create(
-                transcript=transcript,
-                message_index=index,
-                messages=as_dicts(messages),
-                content_hash=digest,
-                source=source,
-                note=note,
-                generation=generation or {},
-                created_by=author,
-            )
-    except IntegrityError:  # added at the same moment by someone else: that one stands
-        return Alternative.objects.get(
-            transcript=transcript, message_index=index, content_hash=digest
-        )
+            keep_alternative(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
+        return keep_alternative(transcript, index, checked, source, author, note, generation or {})
 
 
 def alternative_of(transcript: Transcript, alternative_id: int) -> Alternative:
@@ -266,7 +179,7 @@ def promote(
     own = messages[index:end]
     chosen = messages_from_input(alternative.messages)
     with transaction.atomic():
-        _keep(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
+        keep_alternative(transcript, index, own, AlternativeSource.TRANSCRIPT, author)
         saved = save_transcript(
             transcript,
             expected_version=expected_version,

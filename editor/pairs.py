@@ -2,9 +2,11 @@
 answers, and read out for export (docs/preference.md).
 
 * ``pairs_of_edit`` (pure) says which assistant messages an edit changed; ``record_edit_pairs``
-  stores one ``PreferencePair`` each. The write path (``editor.storage.save._write``) calls it
-  on every change of content, so it sits below storage, beside ``editor.labels`` (whose
-  ``follow_edit`` is called from the same place for the same reason).
+  stores one ``PreferencePair`` each and, for a turn that has alternatives, keeps the turn
+  before and after the edit among them (``keep_edited_turns``). The write path
+  (``editor.storage.save._write``) calls it on every change of content, so it sits below
+  storage, beside ``editor.labels`` (whose ``follow_edit`` is called from the same place for
+  the same reason) and ``editor.turns``.
 * ``pairs_of_transcript`` / ``pairs_of_dataset`` list the stored pairs;
   ``exclude_pair`` / ``include_pair`` take one out of exports and back (a curator, or the
   pair's own author).
@@ -32,6 +34,7 @@ from editor.formats.model import SEMANTIC_FIELDS
 from editor.formats.tools.schemas import DECLARING_ROLES, FUNCTIONS_PREFIX, collect
 from editor.models import (
     Alternative,
+    AlternativeSource,
     Annotation,
     Dataset,
     LabelSchemaVersion,
@@ -41,6 +44,7 @@ from editor.models import (
     RevisionKind,
     Transcript,
 )
+from editor.turns import keep_alternative, turn_messages, turn_start_of
 
 ASSISTANT = "assistant"
 PAIRWISE_KIND = "pairwise"
@@ -61,12 +65,15 @@ CHUNK_SIZE = 500
 @dataclass(frozen=True)
 class EditPair:
     """One assistant message an edit changed: its index before the edit, the messages before
-    it as they were (``prompt``), the message before (``rejected``) and after (``chosen``)."""
+    it as they were (``prompt``), the message before (``rejected``) and after (``chosen``),
+    and its index after the edit (``chosen_index``; the same unless messages before it were
+    inserted or deleted in the same save)."""
 
     index: int
     prompt: list[formats.Message]
     rejected: formats.Message
     chosen: formats.Message
+    chosen_index: int
 
 
 def pairs_of_edit(
@@ -112,7 +119,7 @@ def pairs_of_edit(
         if old_prints[a] in unmatched_new or new_prints[b] in unmatched_old:
             continue
         index = start + a
-        pairs.append(EditPair(index, list(before[:index]), old, new))
+        pairs.append(EditPair(index, list(before[:index]), old, new, start + b))
     return pairs
 
 
@@ -141,12 +148,14 @@ def record_edit_pairs(
     Called by the write path inside the save's transaction. Only corrections record pairs
     (``RECORDED_KINDS``); a save that rewrites the transcript in another spec (``respec``)
     records none, since the messages before and after are not written in the same terms.
+    The same corrections keep their turns among the turns' alternatives (``keep_edited_turns``).
     """
     if revision.kind not in RECORDED_KINDS or respec:
         return []
     found = pairs_of_edit(before, after)
     if not found:
         return []
+    keep_edited_turns(transcript, before, after, found, author)
     spec = transcript.spec
     rows = [
         PreferencePair(
@@ -162,6 +171,61 @@ def record_edit_pairs(
         for pair in found
     ]
     return PreferencePair.objects.bulk_create(rows)
+
+
+def keep_edited_turns(
+    transcript: Transcript,
+    before: Sequence[formats.Message],
+    after: Sequence[formats.Message],
+    edited: Sequence[EditPair],
+    author,
+) -> list[Alternative]:
+    """Keep the turns an edit corrected among their alternatives, when they have some.
+
+    A turn compared in pairwise items (it has alternatives) keeps the answer as it was before
+    the edit and the corrected one: the original and the correction become two completions
+    a pairwise question can set side by side, like the pair the edit recorded. Each content
+    is kept once per turn (``content_hash``): saving the same answer again, or going back to
+    an earlier one, adds nothing. A turn with no alternatives gets none (its correction is
+    the recorded pair), nor does one whose start moved in the same save (the alternatives
+    are keyed by the turn's first index, which no longer names the same turn).
+    """
+    # Each edited turn's first index before the edit, and after it (both messages of a pair
+    # are the assistant's, so each is in a turn).
+    starts = {}
+    for pair in edited:
+        starts.setdefault(
+            turn_start_of(before, pair.index), turn_start_of(after, pair.chosen_index)
+        )
+    compared = set(
+        Alternative.objects.filter(
+            transcript=transcript, message_index__in=list(starts)
+        ).values_list("message_index", flat=True)
+    )
+    kept = []
+    for start in sorted(compared):
+        kept.append(
+            keep_alternative(
+                transcript,
+                start,
+                turn_messages(before, start),
+                AlternativeSource.TRANSCRIPT,
+                author,
+                note="the turn before an edit",
+            )
+        )
+        if starts[start] == start:
+            kept.append(
+                keep_alternative(
+                    transcript,
+                    start,
+                    turn_messages(after, start),
+                    AlternativeSource.TRANSCRIPT,
+                    author,
+                    note="the turn as an edit corrected it",
+                )
+            )
+    return kept
 
 
 # --- listing and exclusion -------------------------------------------------------------------

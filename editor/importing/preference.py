@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from editor import formats
-from editor.alternatives import content_hash
 from editor.formats import preference
 from editor.formats.canonical import message_dict
 from editor.importing.candidates import Candidate, unreadable
 from editor.models import Alternative, AlternativeSource, PairSource, PreferencePair, Transcript
 from editor.storage.create import NewTranscript
+from editor.turns import content_hash
 
 TRANSCRIPTS, PREFERENCE, HH = preference.IMPORT_SHAPES
 SHAPES = preference.IMPORT_SHAPES
