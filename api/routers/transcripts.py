@@ -6,10 +6,9 @@ from ninja import Query, Router, Status
 from ninja.pagination import paginate
 
 from editor.exporting import export_transcript
-from editor.formats.render import render as render_transcript
 from editor.listing import TranscriptList
 from editor.models import Transcript
-from editor.presentation.training import TRAINING, training_rendering
+from editor.presentation.render_pages import RENDER_PAGE_MAX, render_page
 from editor.revisions import diff_revisions, list_revisions, restore_revision
 from editor.storage.content import TranscriptContent
 from editor.storage.create import create_transcript
@@ -32,7 +31,8 @@ from ..schemas import (
     Int32,
     NoteIn,
     RenderAudience,
-    RenderOut,
+    RenderPageOut,
+    RenderPageQuery,
     RestoreIn,
     RevisionDetailOut,
     RevisionOut,
@@ -133,30 +133,48 @@ def undelete(request, pk: int, payload: NoteIn | None = None):
 
 @router.get(
     "/transcripts/{pk}/render",
-    response={200: RenderOut, **errors(403, 404, 410, 422, 429)},
+    response={200: RenderPageOut, **errors(403, 404, 410, 422, 429)},
     exclude_none=True,  # source and spans exist only in the debug rendering
-    summary="The transcript as an audience sees it",
+    summary="The transcript as an audience sees it, a page of items at a time",
     description="`end_user`: only what end users see; `annotator`: every message marked "
     "visible or not, with the reason; `debug`: as annotator plus the source and its control "
     "tokens; `training`: as annotator, each item with `trained`, `trained_reason`, the "
     "`parts` / `spans` of the serialized text a text spec trains on and `trained_tokens` "
     "(under `convention`: all_assistant, last_assistant_turn, gpt_oss; default gpt_oss for "
     "harmony, else all_assistant). A role that may not see the audience gets 403 "
-    "`E-PERM-VISIBILITY`.",
+    "`E-PERM-VISIBILITY`.\n\n"
+    f"Paged: `offset` and `limit` (1 to {RENDER_PAGE_MAX:,}, default {RENDER_PAGE_MAX:,}) over "
+    "the items; the answer says `total`, `offset`, `limit` and `next` (the next page's URL, "
+    "null on the last page). The pages' items, one after another, are the whole "
+    "rendering's. `debug`: the page's part of the source (`source_offset` where it begins; "
+    "the spans' offsets are in the whole source). `training`: `trained_tokens` is the "
+    "page's (the whole transcript's when it is one page).",
 )
 def render(
     request,
     pk: int,
+    page: Query[RenderPageQuery],
     audience: RenderAudience = "end_user",
     convention: TrainingConvention | None = None,
 ):
     transcript = visible_transcript(request.auth, pk)
     require_audience(transcript.dataset, request.auth, audience)
-    if audience == TRAINING:
-        return training_rendering(transcript, convention)
-    return render_transcript(
-        transcript.canonical(), audience, source_text=transcript.source_text or None
-    ).to_dict()
+    rendered = render_page(
+        transcript, audience, offset=page.offset, limit=page.limit, convention=convention
+    )
+    rendered["next"] = _next_page(request, rendered)
+    return rendered
+
+
+def _next_page(request, rendered: dict) -> str | None:
+    """The URL of the page after ``rendered``: the same query with the next offset."""
+    following = rendered["offset"] + rendered["limit"]
+    if following >= rendered["total"]:
+        return None
+    query = request.GET.copy()
+    query["offset"] = str(following)
+    query["limit"] = str(rendered["limit"])
+    return f"{request.path}?{query.urlencode()}"
 
 
 @router.get(

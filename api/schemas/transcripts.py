@@ -4,7 +4,9 @@ from datetime import datetime
 from typing import Literal
 
 from ninja import Field, Schema
+from pydantic import model_serializer
 
+from api.pagination import MAX_OFFSET
 from api.schemas.common import (
     ContainsName,
     Int32,
@@ -18,6 +20,7 @@ from editor.labels.filters import parse_label_filter, pickable_questions
 from editor.models import (
     TranscriptFilter,
 )
+from editor.presentation.render_pages import RENDER_PAGE_MAX
 from editor.search import MAX_SEARCH_LENGTH
 
 
@@ -210,6 +213,41 @@ class RenderOut(Schema):
     trained_tokens: int | None = Field(
         None, description="audience=training, when the dataset's tokenizer counts here."
     )
+
+
+class RenderPageQuery(Schema):
+    offset: int = Field(
+        0, ge=0, le=MAX_OFFSET, description="The first item of the page (0: the first one)."
+    )
+    limit: int = Field(
+        RENDER_PAGE_MAX,
+        ge=1,
+        le=RENDER_PAGE_MAX,
+        description=f"Items in the page, at most {RENDER_PAGE_MAX:,} (the default).",
+    )
+
+
+class RenderPageOut(RenderOut):
+    total: int = Field(description="The items of the whole rendering (every page's).")
+    offset: int
+    limit: int
+    next: str | None = Field(
+        description="The URL of the next page (same parameters, the next offset); null on "
+        "the last page."
+    )
+    source_offset: int | None = Field(
+        None,
+        description="audience=debug: where the page's `source` begins in the whole source "
+        "(the spans' offsets are in the whole source).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _next_even_when_null(self, handler):
+        # The route leaves out None fields (a rendering has only its audience's), but a
+        # null `next` is the answer's way of saying "last page": it is always written.
+        data = handler(self)
+        data.setdefault("next", self.next)
+        return data
 
 
 class NoteIn(Schema):

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Protocol
 
 from .codecs.bodytext import logical_text
-from .model import Transcript
+from .model import Message, Transcript
 from .parsing import parse, serialize
 from .render import ANNOTATOR, render
 from .render.visibility import canonical_role
@@ -136,27 +138,45 @@ def _ends_turn(message) -> bool:
     return is_final(message) and not is_call(message)
 
 
+@dataclass(frozen=True)
+class TurnBounds:
+    """What the conventions need to know of the whole transcript to judge one message."""
+
+    last_turn_start: int  # ``last_turn_start``
+    closed_before: int  # gpt_oss: the last final answer before the last turn (-1: none)
+
+
+def turn_bounds(messages: Iterable[Message]) -> TurnBounds:
+    """The bounds of ``messages`` in one pass that keeps no message: a transcript read a
+    page of rows at a time is judged as a whole one is."""
+    start, closed_before, last_final = 0, -1, -1
+    for i, message in enumerate(messages):
+        if not _is_assistant(message.role) and not is_reply(message):
+            start, closed_before = i + 1, last_final
+        elif _ends_turn(message) and _is_assistant(message.role):
+            last_final = i
+    return TurnBounds(start, closed_before)
+
+
+def trained_flag(index: int, message: Message, convention: str, bounds: TurnBounds):
+    """(trained, reason) of message ``index`` under ``convention``."""
+    if not _is_assistant(message.role):
+        return False, NOT_ASSISTANT
+    if convention == LAST_ASSISTANT_TURN and index < bounds.last_turn_start:
+        return False, BEFORE_LAST_TURN
+    if convention == GPT_OSS and message.channel == "analysis" and index < bounds.closed_before:
+        return False, EARLIER_ANALYSIS
+    return True, TRAINED
+
+
 def trained_flags(transcript: Transcript, convention: str) -> list[tuple[bool, str]]:
     """Per message: (trained, reason) under ``convention``."""
     check_convention(convention)
-    messages = transcript.messages
-    start = last_turn_start(transcript)
-    # gpt_oss: the last final answer before the last turn began closes every earlier turn.
-    closed_before = max(
-        (i for i in range(start) if _ends_turn(messages[i]) and _is_assistant(messages[i].role)),
-        default=-1,
-    )
-    flags = []
-    for i, message in enumerate(messages):
-        if not _is_assistant(message.role):
-            flags.append((False, NOT_ASSISTANT))
-        elif convention == LAST_ASSISTANT_TURN and i < start:
-            flags.append((False, BEFORE_LAST_TURN))
-        elif convention == GPT_OSS and message.channel == "analysis" and i < closed_before:
-            flags.append((False, EARLIER_ANALYSIS))
-        else:
-            flags.append((True, TRAINED))
-    return flags
+    bounds = turn_bounds(transcript.messages)
+    return [
+        trained_flag(i, message, convention, bounds)
+        for i, message in enumerate(transcript.messages)
+    ]
 
 
 def training_mask(
@@ -335,13 +355,7 @@ def render_training(
     convention = check_convention(convention or default_convention(transcript.spec))
     rendered = render(transcript, ANNOTATOR).to_dict()
     masks = training_mask(transcript, convention, tokenizer=tokenizer, text=text)
-    for item in rendered["items"]:
-        mask = masks[item["index"]].to_dict()
-        item["trained"] = mask["trained"]
-        item["trained_reason"] = mask["reason"]
-        for key in ("parts", "spans", "trained_tokens"):
-            if key in mask:
-                item[key] = mask[key]
+    with_training(rendered["items"], masks)
     rendered["audience"] = TRAINING
     rendered["convention"] = convention
     total = trained_token_total(masks)
@@ -362,3 +376,128 @@ def training_json(
         "convention": convention,
         "messages": [m.to_dict() for m in masks],
     }
+
+
+# --- a page of the training rendering ---------------------------------------------------------
+# A very long transcript is rendered a page of messages at a time (the API's offset/limit):
+# what a page needs of the others is read from them a window at a time and not kept.
+
+LAYOUT_WINDOW = 500  # messages serialized (and parsed back) at a time to find where a page is
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """Where a page's messages are in the whole transcript's serialization, found without
+    serializing the whole: ``text`` is the page written alone (the transcript's prologue,
+    the page, the message after it), ``bounds`` each message's pieces in ``text`` and
+    ``shift`` what turns an offset in ``text`` into one in the whole serialization."""
+
+    text: str
+    bounds: list[list[tuple[str, int, int]]]
+    shift: int
+
+
+def _window(template: Transcript, messages: list[Message], follow: Message | None):
+    """``messages`` (and ``follow``, the one after them) serialized alone: the text, the
+    messages' pieces in it and where ``follow`` begins; None when it does not parse back."""
+    written = dataclasses.replace(template, messages=[*messages, *([follow] if follow else [])])
+    layout = message_parts(written)
+    if layout is None:
+        return None
+    text, bounds = layout
+    follow_begin = bounds[len(messages)][0][1] if follow is not None else None
+    return text, bounds[: len(messages)], follow_begin
+
+
+def page_layout(
+    template: Transcript,
+    before: Iterable[Message],
+    page: list[Message],
+    follow: Message | None,
+) -> PageLayout | None:
+    """The layout of ``page`` in the serialization of ``template`` (its spec, header and
+    attrs) with ``before`` (every message before the page, in order), ``page`` and the
+    messages after it (``follow`` the first of them). None for a JSON spec or a text that
+    does not parse back.
+
+    Each window of ``before`` is written with the message after it, so that what a writer
+    puts between two messages, or after the last one only, is as in the whole text: the
+    serialization of a text spec is its prologue, then each message and what follows it.
+    """
+    if template.spec not in TEXT_SPECS or not page:
+        return None
+    base, first = 0, True  # where the next window begins in the whole text
+    remaining = iter(before)
+    window = list(islice(remaining, LAYOUT_WINDOW))
+    while window:
+        after = list(islice(remaining, LAYOUT_WINDOW))
+        written = _window(template, window, after[0] if after else page[0])
+        if written is None:
+            return None
+        _, bounds, follow_begin = written
+        shift = 0 if first else base - bounds[0][0][1]
+        base, first = follow_begin + shift, False
+        window = after
+    written = _window(template, page, follow)
+    if written is None:
+        return None
+    text, bounds, _ = written
+    return PageLayout(text, bounds, 0 if first else base - bounds[0][0][1])
+
+
+def page_masks(
+    template: Transcript,
+    first_index: int,
+    page: list[Message],
+    convention: str,
+    bounds: TurnBounds,
+    layout: PageLayout | None,
+    *,
+    tokenizer: Counter | None = None,
+) -> list[MessageMask]:
+    """The masks of ``page`` (messages ``first_index``…), as ``training_mask`` gives them for
+    the whole transcript: its ``bounds`` (``turn_bounds``) and the page's ``layout``."""
+    masks = []
+    for offset, message in enumerate(page):
+        index = first_index + offset
+        trained, reason = trained_flag(index, message, convention, bounds)
+        parts: tuple[Part, ...] = ()
+        tokens = None
+        if layout is not None:
+            parts = tuple(
+                Part(kind, a, b, trained and kind != "header")
+                for kind, a, b in layout.bounds[offset]
+            )
+        elif tokenizer is not None:
+            tokens = tokenizer.count(logical_text(template.spec, message.content)) if trained else 0
+        masks.append(
+            MessageMask(index, message.role, message.channel, trained, reason, parts, tokens)
+        )
+    if layout is None:
+        return masks
+    if tokenizer is not None:
+        masks = _with_tokens(masks, layout.text, tokenizer)
+    return [
+        dataclasses.replace(
+            m,
+            parts=tuple(
+                dataclasses.replace(p, start=p.start + layout.shift, end=p.end + layout.shift)
+                for p in m.parts
+            ),
+        )
+        for m in masks
+    ]
+
+
+def with_training(items: list[dict[str, Any]], masks: list[MessageMask]) -> list[dict[str, Any]]:
+    """Annotator items (``RenderedItem.to_dict``) with their masks' ``trained``,
+    ``trained_reason``, ``parts``, ``spans`` and ``trained_tokens``."""
+    by_index = {mask.index: mask.to_dict() for mask in masks}
+    for item in items:
+        mask = by_index[item["index"]]
+        item["trained"] = mask["trained"]
+        item["trained_reason"] = mask["reason"]
+        for key in ("parts", "spans", "trained_tokens"):
+            if key in mask:
+                item[key] = mask[key]
+    return items

@@ -27,6 +27,7 @@ from ..codecs.bodytext import OCM22, logical_text
 from ..codecs.scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, scan
 from ..model import Message, Transcript
 from ..parsing import serialize
+from ..stream import iter_messages
 from ..validate.context import is_call
 from .visibility import V01, visibility
 
@@ -122,41 +123,81 @@ def render(
         raise ValueError(f"unknown audience {audience!r}; expected one of {', '.join(AUDIENCES)}")
     items = []
     for index, message in enumerate(transcript.messages):
-        seen = visibility(transcript, message)
-        if audience == END_USER:
-            if seen.visible:
-                items.append(
-                    RenderedItem(
-                        index,
-                        message.role,
-                        message.channel,
-                        seen.end_user_text,
-                        True,
-                        seen.reason,
-                        name=message.name,
-                        intent=message.intent,
-                    )
-                )
-            continue
-        fields = {f: getattr(message, f) for f in OPTIONAL_FIELDS}
-        items.append(
-            RenderedItem(
-                index,
-                message.role,
-                message.channel,
-                logical_text(transcript.spec, message.content),
-                seen.visible,
-                seen.reason,
-                end_user_content=seen.end_user_text if seen.visible else None,
-                **fields,
-            )
-        )
+        item = render_item(transcript, index, message, audience)
+        if item is not None:
+            items.append(item)
     if audience != DEBUG:
         return RenderedTranscript(audience, transcript.spec, tuple(items))
     source = source_text if source_text is not None else _source_of(transcript)
     return RenderedTranscript(
         audience, transcript.spec, tuple(items), source, tuple(token_spans(source, transcript.spec))
     )
+
+
+def render_item(
+    transcript: Transcript, index: int, message: Message, audience: str
+) -> RenderedItem | None:
+    """Message ``index`` as ``audience`` sees it, None when hidden from an end user.
+
+    Only ``transcript.spec`` is read of ``transcript`` (``visibility``): an item depends on
+    its own message alone, so a page of items is rendered from the page's messages
+    (``editor.presentation.render_pages``)."""
+    seen = visibility(transcript, message)
+    if audience == END_USER:
+        if not seen.visible:
+            return None
+        return RenderedItem(
+            index,
+            message.role,
+            message.channel,
+            seen.end_user_text,
+            True,
+            seen.reason,
+            name=message.name,
+            intent=message.intent,
+        )
+    fields = {f: getattr(message, f) for f in OPTIONAL_FIELDS}
+    return RenderedItem(
+        index,
+        message.role,
+        message.channel,
+        logical_text(transcript.spec, message.content),
+        seen.visible,
+        seen.reason,
+        end_user_content=seen.end_user_text if seen.visible else None,
+        **fields,
+    )
+
+
+def source_spans(source: str, spec: str, start: int, end: int) -> list[Span]:
+    """The spans of ``token_spans`` inside ``source[start:end]``, at their offsets in
+    ``source``, found by scanning that slice only. Exact when ``start`` and ``end`` are
+    message starts (or the ends of the text): no control token, escape or literal block
+    runs across a message start (``editor.formats.stream`` cuts the text there too)."""
+    return [
+        Span(span.start + start, span.end + start, span.kind, span.text)
+        for span in token_spans(source[start:end], spec)
+    ]
+
+
+def message_starts(source: str, spec: str, wanted: tuple[int, ...]) -> dict[int, int]:
+    """Where messages ``wanted`` (indices) begin in ``source``, a token-text spec's text:
+    read as a stream (``iter_messages``, a chunk at a time) and stopped after the last one
+    wanted, so no more than a chunk's messages are held at once. A message the text does
+    not have is absent from the answer. ValueError for a spec with no message-start token
+    (a JSON document)."""
+    found: dict[int, int] = {}
+    last = max(wanted, default=-1)
+    chunks = (source[at : at + STREAM_CHUNK] for at in range(0, len(source), STREAM_CHUNK))
+    for index, message in enumerate(iter_messages(chunks, spec)):
+        if index > last:
+            break
+        if index in wanted and message.source is not None:
+            found[index] = message.source.start
+    return found
+
+
+STREAM_CHUNK = 64 * 1024  # characters fed to the stream parser at a time
 
 
 def _source_of(transcript: Transcript) -> str:

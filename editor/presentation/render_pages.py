@@ -1,0 +1,153 @@
+"""A page of a transcript's rendering (the API's ``/render?offset=&limit=``): every audience,
+built from the page's message rows only, so that no request holds more than
+``RENDER_PAGE_MAX`` messages however long the transcript (docs/api.md, "Rendering a long
+transcript").
+
+Why a page can be rendered alone and still equal the same items of the whole rendering:
+
+* an item depends on its own message and the transcript's spec only
+  (``formats.render.render_item``, ``visibility``); which messages an end user sees is kept
+  on each row (``Message.end_user_text``: "" when hidden), so the end user's page is a
+  query over the visible rows;
+* ``debug``: the page's part of the source text runs from its first message's start to the
+  next page's (found by reading the text as a stream), and its spans are that slice's;
+* ``training``: a message's mask needs two facts of the whole transcript
+  (``training.turn_bounds``) and where it is in the whole serialization
+  (``training.page_layout``); both are read from the rows a window at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.db import models
+from django.db.models.functions import Cast
+
+from editor import formats
+from editor.formats import training
+from editor.formats.render import DEBUG, END_USER, message_starts, render_item, source_spans
+from editor.formats.specs import TEXT_SPECS
+from editor.models import Message, Transcript
+from editor.presentation.training import TRAINING, convention_of, dataset_tokenizer
+
+# Items in one page: the default and the largest ``limit``. A page of 1,000 messages of a
+# 50,000-message transcript costs tens of milliseconds and a few megabytes
+# (docs/performance.md, "Huge transcripts").
+RENDER_PAGE_MAX = 1_000
+ROW_CHUNK = 2_000  # rows fetched at a time where every message is read (training)
+# Just what ``training.turn_bounds`` reads of a message.
+TURN_FIELDS = ("role", "channel", "recipient", "end")
+
+
+def render_page(
+    transcript: Transcript,
+    audience: str,
+    *,
+    offset: int = 0,
+    limit: int = RENDER_PAGE_MAX,
+    convention: str | None = None,
+) -> dict[str, Any]:
+    """Items ``offset`` … ``offset + limit - 1`` of ``transcript`` rendered for ``audience``
+    (``end_user``, ``annotator``, ``debug`` or ``training``), with ``total`` (the items of
+    the whole rendering), ``offset`` and ``limit``. Who may see ``audience`` is the
+    caller's to check (``editor.visibility.require_audience``)."""
+    template = formats.Transcript(
+        spec=transcript.spec, header=transcript.header, attrs=transcript.attrs
+    )
+    rows = Message.objects.filter(transcript=transcript)
+    if audience == END_USER:
+        rows = rows.exclude(end_user_text="")  # NULL (the whole content) is visible too
+    total = rows.count()
+    page = list(_messages(transcript, rows.order_by("index")[offset : offset + limit]))
+    items = [render_item(template, index, message, audience) for index, message in page]
+    out: dict[str, Any] = {
+        "audience": audience,
+        "spec": transcript.spec,
+        "items": [item.to_dict() for item in items if item is not None],
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+    }
+    if audience == DEBUG:
+        out.update(_debug_source(transcript, offset, offset + limit))
+    elif audience == TRAINING:
+        out.update(_training(transcript, template, rows, page, offset, limit, convention, out))
+    return out
+
+
+def _messages(transcript: Transcript, rows) -> Iterator[tuple[int, formats.Message]]:
+    """(index, canonical message) of each row, read as plain tuples (``stored_messages``)."""
+    values = rows.annotate(attrs_text=Cast("attrs", models.TextField())).values_list(
+        "index", *Message.STORED_COLUMNS, "attrs_text"
+    )
+    for index, *stored in values.iterator(chunk_size=ROW_CHUNK):
+        yield index, Message.canonical_of(stored, transcript, attrs_as_text=True)
+
+
+def _debug_source(transcript: Transcript, first: int, stop: int) -> dict[str, Any]:
+    """The page's part of the source: from message ``first``'s start (the text's start for
+    the first page) to message ``stop``'s (the text's end for the last page), so that the
+    pages' parts make up the whole source, each once. A JSON document has no message-start
+    token to cut at: the first page carries all of it (its size is bounded by
+    OCM_MAX_TRANSCRIPT_BYTES, and it has few spans: no control tokens of its own)."""
+    source = transcript.source_text or ""
+    end = len(source)
+    if transcript.spec in TEXT_SPECS:
+        starts = message_starts(source, transcript.spec, (first, stop))
+        start = 0 if first == 0 else starts.get(first, end)
+        end = starts.get(stop, end)
+    else:
+        start = 0 if first == 0 else end
+    return {
+        "source": source[start:end],
+        "source_offset": start,
+        "spans": [span.to_dict() for span in source_spans(source, transcript.spec, start, end)],
+    }
+
+
+def _training(
+    transcript: Transcript,
+    template: formats.Transcript,
+    rows,
+    page: list[tuple[int, formats.Message]],
+    offset: int,
+    limit: int,
+    convention: str | None,
+    out: dict[str, Any],
+) -> dict[str, Any]:
+    """The training rendering's fields of the page: each item's mask, the ``convention``,
+    and ``trained_tokens``, the page's (the whole transcript's when it is one page)."""
+    convention = convention_of(transcript, convention)
+    ordered = rows.order_by("index")
+    bounds = training.turn_bounds(
+        formats.Message(role, channel=channel, recipient=recipient, end=end)
+        for role, channel, recipient, end in ordered.values_list(*TURN_FIELDS).iterator(
+            chunk_size=ROW_CHUNK
+        )
+    )
+    messages = [message for _, message in page]
+    layout = None
+    if transcript.spec in TEXT_SPECS and messages:
+        before = (message for _, message in _messages(transcript, ordered[:offset]))
+        follow = next(
+            (m for _, m in _messages(transcript, ordered[offset + limit : offset + limit + 1])),
+            None,
+        )
+        layout = training.page_layout(template, before, messages, follow)
+    first = page[0][0] if page else offset
+    masks = training.page_masks(
+        template,
+        first,
+        messages,
+        convention,
+        bounds,
+        layout,
+        tokenizer=dataset_tokenizer(transcript),
+    )
+    training.with_training(out["items"], masks)
+    extra: dict[str, Any] = {"audience": TRAINING, "convention": convention}
+    counted = training.trained_token_total(masks)
+    if counted is not None:
+        extra["trained_tokens"] = counted
+    return extra
