@@ -247,3 +247,16 @@ def iter_messages(chunks: Iterable[str], spec: str) -> Iterator[Message]:
     for chunk in chunks:
         yield from parser.feed(chunk)
     yield from parser.close()
+
+
+def message_cuts(text: str, spec: str) -> list[int]:
+    """The offsets where ``iter_messages`` cuts the whole ``text`` (each message-start token
+    after the first), found in one pass without parsing a segment. Where every segment holds
+    one message (its count is the message count less one), message ``k`` begins at
+    ``cuts[k - 1]``. ValueError for a spec with no message-start token."""
+    parser = StreamParser(spec)
+    parser._chunks, parser._total = [text], len(text)
+    if parser._scan_from is None:
+        parser._find_header(final=True)
+    parser._search(text, 0)
+    return parser._cuts

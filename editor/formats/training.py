@@ -422,27 +422,41 @@ def page_layout(
 
     Each window of ``before`` is written with the message after it, so that what a writer
     puts between two messages, or after the last one only, is as in the whole text: the
-    serialization of a text spec is its prologue, then each message and what follows it.
+    serialization of a text spec is its prologue, then each message and what follows it
+    (tests/api/test_render_paging.py holds every spec's fixtures to it).
     """
     if template.spec not in TEXT_SPECS or not page:
         return None
-    base, first = 0, True  # where the next window begins in the whole text
+    base = None  # where the next window of ``before`` begins in the whole text
     remaining = iter(before)
     window = list(islice(remaining, LAYOUT_WINDOW))
     while window:
         after = list(islice(remaining, LAYOUT_WINDOW))
-        written = _window(template, window, after[0] if after else page[0])
-        if written is None:
-            return None
-        _, bounds, follow_begin = written
-        shift = 0 if first else base - bounds[0][0][1]
-        base, first = follow_begin + shift, False
+        follow_window = after[0] if after else page[0]
+        if base is None:  # the first window, read back: where the prologue ends is in it
+            written = _window(template, window, follow_window)
+            if written is None:
+                return None
+            base = written[2]
+        else:
+            base += _written_length(template, window, follow_window)
         window = after
     written = _window(template, page, follow)
     if written is None:
         return None
     text, bounds, _ = written
-    return PageLayout(text, bounds, 0 if first else base - bounds[0][0][1])
+    return PageLayout(text, bounds, 0 if base is None else base - bounds[0][0][1])
+
+
+def _written_length(template: Transcript, messages: list[Message], follow: Message) -> int:
+    """How much of the whole text ``messages`` take, ``follow`` coming after them: written
+    with and without them, the difference (no parse: the before-page windows need only
+    their length)."""
+
+    def length(written: list[Message]) -> int:
+        return len(serialize(dataclasses.replace(template, messages=written)))
+
+    return length([*messages, follow]) - length([follow])
 
 
 def page_masks(

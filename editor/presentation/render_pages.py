@@ -70,7 +70,7 @@ def render_page(
         "limit": limit,
     }
     if audience == DEBUG:
-        out.update(_debug_source(transcript, offset, offset + limit))
+        out.update(_debug_source(transcript, offset, offset + limit, total))
     elif audience == TRAINING:
         out.update(_training(transcript, template, rows, page, offset, limit, convention, out))
     return out
@@ -85,7 +85,7 @@ def _messages(transcript: Transcript, rows) -> Iterator[tuple[int, formats.Messa
         yield index, Message.canonical_of(stored, transcript, attrs_as_text=True)
 
 
-def _debug_source(transcript: Transcript, first: int, stop: int) -> dict[str, Any]:
+def _debug_source(transcript: Transcript, first: int, stop: int, count: int) -> dict[str, Any]:
     """The page's part of the source: from message ``first``'s start (the text's start for
     the first page) to message ``stop``'s (the text's end for the last page), so that the
     pages' parts make up the whole source, each once. A JSON document has no message-start
@@ -94,7 +94,7 @@ def _debug_source(transcript: Transcript, first: int, stop: int) -> dict[str, An
     source = transcript.source_text or ""
     end = len(source)
     if transcript.spec in TEXT_SPECS:
-        starts = message_starts(source, transcript.spec, (first, stop))
+        starts = message_starts(source, transcript.spec, (first, stop), count)
         start = 0 if first == 0 else starts.get(first, end)
         end = starts.get(stop, end)
     else:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from editor import formats
 from editor.formats import render as render_module
 from editor.formats import training
 from editor.formats.render import render as render_whole
+from editor.formats.specs import TEXT_SPECS
 from editor.models import DatasetTokenizer
 from editor.presentation.render_pages import RENDER_PAGE_MAX, render_page
 from editor.presentation.training import training_rendering
@@ -70,6 +72,10 @@ def assert_pages_make_the_whole(transcript, audience: str, limit: int) -> None:
         for page in got:
             assert page["source_offset"] == at
             at += len(page["source"])
+        if transcript.spec in TEXT_SPECS:  # each page's source begins with its first message
+            parsed = formats.parse(transcript.source_text, spec=transcript.spec).transcript
+            for page in got[1:]:
+                assert page["source_offset"] == parsed.messages[page["offset"]].source.start
     if audience == "training":
         assert {page["convention"] for page in got} == {expected["convention"]}
         counted = [page["trained_tokens"] for page in got if "trained_tokens" in page]

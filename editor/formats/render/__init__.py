@@ -27,7 +27,7 @@ from ..codecs.bodytext import OCM22, logical_text
 from ..codecs.scanner import ESCAPE, LITERAL, UNKNOWN, UNTERMINATED_LITERAL, scan
 from ..model import Message, Transcript
 from ..parsing import serialize
-from ..stream import iter_messages
+from ..stream import iter_messages, message_cuts
 from ..validate.context import is_call
 from .visibility import V01, visibility
 
@@ -180,12 +180,18 @@ def source_spans(source: str, spec: str, start: int, end: int) -> list[Span]:
     ]
 
 
-def message_starts(source: str, spec: str, wanted: tuple[int, ...]) -> dict[int, int]:
-    """Where messages ``wanted`` (indices) begin in ``source``, a token-text spec's text:
-    read as a stream (``iter_messages``, a chunk at a time) and stopped after the last one
-    wanted, so no more than a chunk's messages are held at once. A message the text does
-    not have is absent from the answer. ValueError for a spec with no message-start token
-    (a JSON document)."""
+def message_starts(source: str, spec: str, wanted: tuple[int, ...], count: int) -> dict[int, int]:
+    """Where messages ``wanted`` (indices, from 1) begin in ``source``, the text of a token-text spec
+    that holds ``count`` messages; a message the text does not have is absent.
+
+    The message-start tokens are found in one pass (``message_cuts``, a few milliseconds for
+    megabytes); when they are one fewer than the messages, each starts one. Otherwise (FIM
+    segments, messages with an implied start) the text is read as a stream, a chunk at a
+    time, and stopped after the last message wanted. ValueError for a spec with no
+    message-start token (a JSON document)."""
+    cuts = message_cuts(source, spec)
+    if len(cuts) + 1 == count:
+        return {k: cuts[k - 1] for k in wanted if 0 < k <= len(cuts)}
     found: dict[int, int] = {}
     last = max(wanted, default=-1)
     chunks = (source[at : at + STREAM_CHUNK] for at in range(0, len(source), STREAM_CHUNK))
