@@ -8,14 +8,12 @@ from __future__ import annotations
 import json
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from editor.assist import client, connections
-from editor.errors import DomainError, InvalidModelConnection, NotAllowed
-from editor.visibility import visible_dataset
+from editor.errors import DomainError, InvalidModelConnection
+from editor.views.curating import curated_dataset, found_or_404
 
 PAGE = "editor/models.html"
 NUMBERS = ("timeout_seconds", "max_concurrency", "requests_per_minute")
@@ -32,20 +30,12 @@ EMPTY_FORM = {
 
 
 def _curated(request, slug):
-    dataset = visible_dataset(request.user, slug)
-    try:
-        connections.require_curator(dataset, request.user)
-    except NotAllowed as refused:
-        raise PermissionDenied(refused.message) from None
-    return dataset
+    return curated_dataset(request, slug, connections.require_curator)
 
 
 def _connection(request, slug, pk):
     dataset = _curated(request, slug)
-    try:
-        return dataset, connections.connection_of(dataset, pk)
-    except DomainError as missing:
-        raise Http404(missing.message) from None
+    return dataset, found_or_404(connections.connection_of, dataset, pk)
 
 
 def _page(request, dataset, *, form=None, editing=None, error=None, status=200, test=None):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from editor import pairs
@@ -69,13 +69,16 @@ def dataset_pairs(request, slug):
     listed = pairs.pairs_of_dataset(dataset, wanted).defer("prompt")
     may_exclude = pairs.excluder(dataset, request.user)
     page = Paginator(listed, PAGE_SIZE).get_page(int_param(request.GET.get("page"), 1))
+    excluded = excluded if excluded in EXCLUDED_CHOICES else ""
     context = {
         "dataset": dataset,
         "page": page,
         "rows": [_shown(pair, may_exclude) for pair in page.object_list],
         "source": source or "",
-        "excluded": excluded if excluded in EXCLUDED_CHOICES else "",
+        "excluded": excluded,
         "sources": PairSource.choices,
+        # the pages' links keep the filters
+        "page_query": urlencode({"source": source or "", "excluded": excluded}) + "&",
         "filter_error": error,
         "back": request.get_full_path(),
     }

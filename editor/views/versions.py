@@ -7,23 +7,21 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, QueryDict, StreamingHttpResponse
+from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from editor import versions
-from editor.errors import DomainError, NotAllowed, VersionNotFound
+from editor.errors import DomainError, NotAllowed
 from editor.models import Transcript
+from editor.views.curating import found_or_404
 from editor.visibility import export_audience, visible_dataset
 
 SHOWN = 500  # transcripts listed per kind of change on the compare page
 
 
 def _version(dataset, name):
-    try:
-        return versions.version_of(dataset, name)
-    except VersionNotFound as missing:
-        raise Http404(missing.message) from None
+    return found_or_404(versions.version_of, dataset, name)
 
 
 def _filters(query: str) -> dict:

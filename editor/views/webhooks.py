@@ -5,52 +5,51 @@ dataset page, and told once per session as a message (``editor.webhooks.notices`
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from editor.errors import DomainError, NotAllowed
+from editor.errors import DomainError
+from editor.views.curating import curated_dataset, found_or_404
 from editor.views.shared import int_param
-from editor.visibility import visible_dataset
 from editor.webhooks import EVENTS, endpoints, notices
+from editor.webhooks.events import DESCRIPTIONS
 
 PAGE_SIZE = 50
 
 
 def _curated(request, slug):
-    dataset = visible_dataset(request.user, slug)
-    try:
-        endpoints.require_curator(dataset, request.user)
-    except NotAllowed as refused:
-        raise PermissionDenied(refused.message) from None
-    return dataset
+    return curated_dataset(request, slug, endpoints.require_curator)
 
 
 def _endpoint(request, slug, pk):
     dataset = _curated(request, slug)
-    try:
-        return dataset, endpoints.endpoint_of(dataset, pk)
-    except DomainError as missing:
-        raise Http404(missing.message) from None
+    return dataset, found_or_404(endpoints.endpoint_of, dataset, pk)
 
 
-@require_GET
-def dataset_webhooks(request, slug):
-    dataset = _curated(request, slug)
+def _page(request, dataset, *, disabled, form=None, error=None, status=200):
     return render(
         request,
         "editor/webhooks.html",
         {
             "dataset": dataset,
             "webhooks": list(endpoints.endpoints_of(dataset)),
-            "events": EVENTS,
-            "disabled": notices.tell(request, dataset),
-            "form": {"url": "", "events": [], "description": ""},
+            "events": [(event, DESCRIPTIONS[event]) for event in EVENTS],
+            "disabled": disabled,
+            "form": form or {"url": "", "events": [], "description": ""},
+            "error": error,
         },
+        status=status,
     )
+
+
+@require_GET
+def dataset_webhooks(request, slug):
+    dataset = _curated(request, slug)
+    return _page(request, dataset, disabled=notices.tell(request, dataset))
 
 
 @require_POST
@@ -64,19 +63,8 @@ def webhook_create(request, slug):
     try:
         endpoint = endpoints.create_endpoint(dataset, request.user, **wanted)
     except DomainError as refused:
-        return render(
-            request,
-            "editor/webhooks.html",
-            {
-                "dataset": dataset,
-                "webhooks": list(endpoints.endpoints_of(dataset)),
-                "events": EVENTS,
-                "disabled": notices.disabled_endpoints(dataset, request.user),
-                "form": wanted,
-                "error": refused,
-            },
-            status=422,
-        )
+        disabled = notices.disabled_endpoints(dataset, request.user)
+        return _page(request, dataset, disabled=disabled, form=wanted, error=refused, status=422)
     messages.success(
         request, f"Webhook added. Its signing secret: {endpoint.secret} (shown on this page too)."
     )
@@ -89,6 +77,8 @@ def webhook_detail(request, slug, pk):
     page = Paginator(endpoints.deliveries_of(endpoint), PAGE_SIZE).get_page(
         int_param(request.GET.get("page"), 1)
     )
+    for delivery in page.object_list:  # the body as sent, readable
+        delivery.payload_text = json.dumps(delivery.payload, indent=2, ensure_ascii=False)
     return render(
         request,
         "editor/webhook.html",
@@ -116,10 +106,7 @@ def webhook_delete(request, slug, pk):
 @require_POST
 def delivery_resend(request, slug, pk, delivery_pk):
     dataset, endpoint = _endpoint(request, slug, pk)
-    try:
-        delivery = endpoints.delivery_of(endpoint, delivery_pk)
-    except DomainError as missing:
-        raise Http404(missing.message) from None
+    delivery = found_or_404(endpoints.delivery_of, endpoint, delivery_pk)
     endpoints.resend(delivery, request.user)
     messages.success(request, f"Delivery {delivery.message_id} queued again.")
     return redirect("webhook-detail", dataset.slug, endpoint.pk)

@@ -46,6 +46,16 @@ EVENTS = (
     EXPORT_READY,
     DATASET_VERSION_CREATED,
 )
+# What each event tells, in the words the webhooks page shows beside it.
+DESCRIPTIONS = {
+    IMPORT_FINISHED: "an import ended (with its counts)",
+    TRANSCRIPT_STATUS_CHANGED: "a transcript moved in the review workflow",
+    QUEUE_ITEM_SUBMITTED: "an annotator handed in a queue item",
+    QUEUE_ITEM_REVIEWED: "a reviewer approved or rejected a queue item",
+    QUEUE_COMPLETED: "every item of a queue is approved (told once)",
+    EXPORT_READY: "a background export can be downloaded",
+    DATASET_VERSION_CREATED: "a version of the dataset was created",
+}
 
 
 # The endpoints read by ``emit`` inside ``one_read``: dataset id -> enabled endpoints.
