@@ -24,6 +24,7 @@ try:  # openai 3 moved to httpx2; 1.x and 2.x use httpx
 except ImportError:  # pragma: no cover - depends on the installed openai
     httpx2 = httpx
 
+from editor.assist.clients import Settings, clients
 from editor.errors import ModelCallFailed
 from editor.models import ModelConnection, ModelRequest
 
@@ -72,13 +73,10 @@ def options_of(connection: ModelConnection) -> dict:
 
 
 def _client(connection: ModelConnection) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=connection.base_url,
-        # Local servers want no key, but the client refuses to start without one.
-        api_key=api_key(connection) or "not-needed",
-        timeout=connection.timeout_seconds,
-        max_retries=0,
-    )
+    """The process's client for ``connection`` (kept between requests: ``clients``)."""
+    settings = Settings(connection.base_url, api_key(connection), connection.timeout_seconds)
+    # An unsaved connection (a test before saving) has no id: its settings name its client.
+    return clients.get(connection.pk if connection.pk is not None else settings, settings)
 
 
 def complete(

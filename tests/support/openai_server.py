@@ -20,7 +20,9 @@ words in the answer.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -73,6 +75,7 @@ class OpenAIServer:
     _queue: deque = field(default_factory=deque)
     _respond: Callable[[dict], Any] = field(default=lambda body: Reply())
     _httpd: ThreadingHTTPServer | None = None
+    _open: set = field(default_factory=set)  # the connections being served
 
     # -- scripting ------------------------------------------------------------------------
 
@@ -111,10 +114,16 @@ class OpenAIServer:
         return self
 
     def stop(self) -> None:
-        """Stop listening: the port then refuses connections (a dead server)."""
+        """Stop listening: the port then refuses connections (a dead server), and the
+        connections a client keeps open between requests are closed."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+        with self.lock:
+            open_sockets, self._open = list(self._open), set()
+        for sock in open_sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     # -- used by the handler --------------------------------------------------------------
 
@@ -169,6 +178,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):  # quiet: tests read ``requests`` instead
         pass
+
+    def setup(self):
+        super().setup()
+        with self.state.lock:
+            self.state._open.add(self.connection)
+
+    def finish(self):
+        with self.state.lock:
+            self.state._open.discard(self.connection)
+        super().finish()
 
     def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
