@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_GET, require_POST
 
 from editor import versions
@@ -36,6 +37,21 @@ def _filters(query: str) -> dict:
     }
 
 
+def filters_shown(filters: dict) -> str:
+    """A version's filters as a curator reads them: ``status: draft, in_review; q: refund``."""
+    return "; ".join(
+        f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
+        for key, value in filters.items()
+    )
+
+
+def _listed(dataset) -> list:
+    listed = list(versions.versions_of(dataset))
+    for version in listed:
+        version.filters_text = filters_shown(version.filters or {})
+    return listed
+
+
 @require_GET
 def dataset_versions(request, slug):
     dataset = visible_dataset(request.user, slug)
@@ -44,7 +60,7 @@ def dataset_versions(request, slug):
         "editor/versions.html",
         {
             "dataset": dataset,
-            "versions": list(versions.versions_of(dataset)),
+            "versions": _listed(dataset),
             "can_create": dataset.can_curate(request.user),
             "filter_query": request.GET.get("filter", ""),
         },
@@ -71,7 +87,7 @@ def version_create(request, slug):
             "editor/versions.html",
             {
                 "dataset": dataset,
-                "versions": list(versions.versions_of(dataset)),
+                "versions": _listed(dataset),
                 "can_create": True,
                 "filter_query": filter_query,
                 "error": refused,
@@ -80,7 +96,9 @@ def version_create(request, slug):
             status=refused.status,
         )
     messages.success(
-        request, f"Version {version.name} created: {version.transcript_count} transcripts."
+        request,
+        f"Version {version.name} created: {version.transcript_count} "
+        f"transcript{pluralize(version.transcript_count)}.",
     )
     return redirect("dataset-version", dataset.slug, version.name)
 
@@ -90,6 +108,7 @@ def version_detail(request, slug, name):
     dataset = visible_dataset(request.user, slug)
     version = _version(dataset, name)
     others = [v for v in versions.versions_of(dataset) if v.pk != version.pk]
+    version.filters_text = filters_shown(version.filters or {})
     return render(
         request,
         "editor/version.html",
@@ -112,6 +131,7 @@ def version_export(request, slug, name):
             format=request.GET.get("format") or "jsonl",
         )
     except DomainError as refused:
+        version.filters_text = filters_shown(version.filters or {})
         return render(
             request,
             "editor/version.html",
