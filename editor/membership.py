@@ -18,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from editor import filestore
 from editor.db.storable import check_storable_text
 from editor.errors import (
     AlreadyMember,
@@ -34,12 +35,15 @@ from editor.errors import (
 from editor.models import (
     Dataset,
     DatasetEdit,
+    ExportTask,
+    ImportTask,
     Invitation,
     Judge,
     Membership,
     MembershipAction,
     MembershipChange,
     Role,
+    TaskStatus,
     Transcript,
 )
 from editor.storage.purge import purge_transcripts
@@ -111,7 +115,18 @@ def delete_dataset(dataset: Dataset, *, author) -> int:
     deleted = purge_transcripts(Transcript.all_objects.filter(dataset=dataset))
     # A judge protects its connection from being deleted alone; with the dataset both go.
     Judge.objects.filter(connection__dataset=dataset).delete()
+    # Its tasks go with it, and then their files, from the folder or bucket they are in.
+    uploads = ImportTask.objects.filter(
+        dataset=dataset, status__in=(TaskStatus.QUEUED, TaskStatus.RUNNING)
+    ).exclude(upload_path="")  # a finished import removed its upload already
+    exports = ExportTask.objects.filter(dataset=dataset).exclude(file_path="")
+    upload_names = list(uploads.values_list("upload_path", flat=True))
+    export_names = list(exports.values_list("file_path", flat=True))
     dataset.delete()
+    for name in upload_names:
+        filestore.remove_upload(name)
+    for name in export_names:
+        filestore.remove_export(name)
     return deleted
 
 

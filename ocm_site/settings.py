@@ -16,6 +16,8 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.management.utils import get_random_secret_key
 
+from editor import filestore
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -300,11 +302,28 @@ TASKS = {
 OCM_TASK_HEARTBEAT_SECONDS = float(os.environ.get("OCM_TASK_HEARTBEAT_SECONDS", "2"))
 OCM_TASK_STALE_AFTER = float(os.environ.get("OCM_TASK_STALE_AFTER", "120"))
 OCM_TASK_MAX_ATTEMPTS = int(os.environ.get("OCM_TASK_MAX_ATTEMPTS", "2"))
+# An idle task worker looks for a queued task this often (seconds; `task_worker --interval`
+# overrides it): a user who started an import waits half of it on average before it starts.
+# One indexed query on the queue's table; django-tasks-db's own default is 1 s.
+OCM_TASK_POLL_SECONDS = float(os.environ.get("OCM_TASK_POLL_SECONDS", "0.1"))
 # Uploaded files wait here for their import task: a folder every web and task worker
 # reads (a shared volume when they run on several machines).
 OCM_UPLOAD_DIR = Path(os.environ.get("OCM_UPLOAD_DIR") or BASE_DIR / "var" / "uploads")
 # Exports prepared in the background wait here to be downloaded (shared, like uploads).
 OCM_EXPORT_DIR = Path(os.environ.get("OCM_EXPORT_DIR") or BASE_DIR / "var" / "exports")
+# Or both live in a bucket (docs/deploy.md, "Object storage"): OCM_STORAGE_URL=s3://bucket/prefix
+# names it, OCM_STORAGE_ENDPOINT an S3-compatible server (else boto3's AWS_ENDPOINT_URL…);
+# credentials and region are boto3's AWS_* variables. A prepared export is then downloaded
+# from a signed URL valid OCM_STORAGE_URL_EXPIRY seconds. editor/filestore.py builds the two
+# storages ("ocm_uploads", "ocm_exports").
+OCM_STORAGE_URL = os.environ.get("OCM_STORAGE_URL", "").strip()
+OCM_STORAGE_ENDPOINT = os.environ.get("OCM_STORAGE_ENDPOINT", "").strip() or None
+OCM_STORAGE_URL_EXPIRY = int(os.environ.get("OCM_STORAGE_URL_EXPIRY", "300"))
+STORAGES.update(
+    filestore.storages_setting(
+        OCM_STORAGE_URL, endpoint=OCM_STORAGE_ENDPOINT, spool_bytes=FILE_UPLOAD_MAX_MEMORY_SIZE
+    )
+)
 # Webhooks (docs/webhooks.md): URLs resolving to loopback, private, link-local… addresses are
 # refused unless this is true (a receiver on the same machine or network); a send waits this
 # many seconds; an endpoint failing this many deliveries in a row is disabled.

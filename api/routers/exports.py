@@ -3,13 +3,14 @@
 For a dataset too big to stream while you wait (`GET /datasets/{slug}/export` streams).
 """
 
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponseRedirect
 from ninja import Router, Status
 
 from editor.exporting.tasks import (
     check_may_see,
     content_type_of,
-    downloadable,
+    download_url,
+    open_download,
     start_export_task,
 )
 from editor.models import ExportTask
@@ -80,14 +81,21 @@ def get_export(request, pk: int):
                         "schema": {"type": "string", "format": "binary"}
                     },
                 },
-            }
+            },
+            302: {
+                "description": "When exports live in object storage: a redirect to a signed "
+                "URL of the file, valid a short time (`OCM_STORAGE_URL_EXPIRY`, 300 s)."
+            },
         }
     },
 )
 def download_export(request, pk: int):
     task = _visible_export(request.auth, pk)
+    url = download_url(task)  # in a bucket: a short-lived signed URL
+    if url:
+        return HttpResponseRedirect(url)
     return FileResponse(
-        open(downloadable(task), "rb"),
+        open_download(task),
         as_attachment=True,
         filename=task.file_name,
         content_type=content_type_of(task),

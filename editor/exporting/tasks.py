@@ -1,9 +1,9 @@
 """Exports prepared as a file by a task worker, for datasets too big to stream while you wait.
 
 The export itself is ``editor.exporting.export_dataset`` (the same lines as the streamed
-export); this module gives it a task row, writes its lines to a file in
-``settings.OCM_EXPORT_DIR`` (renamed into place only once complete, so a half-written file is
-never offered) and records how many transcripts it holds and what they lost.
+export); this module gives it a task row, writes its lines to a local file and, once complete,
+stores it in the exports storage (``editor.filestore``: a folder, or a bucket; a half-written
+file is never offered) and records how many transcripts it holds and what they lost.
 
 ``file_format="parquet"`` writes the same rows as Parquet instead (``editor.exporting.parquet``:
 row groups of a thousand rows, constant memory).
@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import uuid
-from pathlib import Path
 
-from django.conf import settings
 from django.db import transaction
 from django_tasks import task
 
-from editor import background, webhooks
+from editor import background, filestore, webhooks
 from editor.errors import ExportNotReady, InvalidContent, NotAllowed
 from editor.exporting import Format, export_dataset
 from editor.exporting.parquet import write_parquet
@@ -142,11 +139,9 @@ def run_export_task(task_pk: int) -> ExportTask | None:
     if not background.claim(ExportTask, task_pk):
         return None
     task = ExportTask.objects.select_related("dataset").get(pk=task_pk)
-    export_dir = Path(settings.OCM_EXPORT_DIR)
-    export_dir.mkdir(parents=True, exist_ok=True)
     file_format = task.options.get("file_format", JSONL)
-    final = export_dir / f"export-{uuid.uuid4().hex}.{file_format}"
-    partial = final.with_suffix(f".{file_format}.part")
+    name = f"export-{uuid.uuid4().hex}.{file_format}"
+    partial = filestore.staging_dir() / f"{name}.part"
     lines = _lines(task.dataset, task.options)
     total = lines.transcripts.count()
     file_losses: dict[str, int] = {}
@@ -165,7 +160,8 @@ def run_export_task(task_pk: int) -> ExportTask | None:
                 with open(partial, "w", encoding="utf-8", newline="") as out:
                     for line in counted(lines):
                         out.write(line)
-            os.replace(partial, final)
+            size_bytes = partial.stat().st_size
+            stored = filestore.store_export(partial, name)
         except Exception:
             partial.unlink(missing_ok=True)
             logger.exception("Export %s failed", task_pk)
@@ -174,23 +170,27 @@ def run_export_task(task_pk: int) -> ExportTask | None:
             )
             raise
     with transaction.atomic():  # export.ready is written with the outcome
-        if _finish_succeeded(task_pk, final, lines, file_losses, total):
+        if _finish_succeeded(task_pk, stored, size_bytes, lines, file_losses, total):
             webhooks.emit(
                 task.dataset,
                 webhooks.events.EXPORT_READY,
                 {"export_id": task_pk, "transcripts": lines.count, "options": task.options},
             )
+        else:  # another attempt owns the task now (this worker was thought dead): its file
+            filestore.remove_export(stored)
     task.refresh_from_db()
     return task
 
 
-def _finish_succeeded(task_pk: int, final: Path, lines, file_losses: dict, total: int) -> bool:
+def _finish_succeeded(
+    task_pk: int, stored: str, size_bytes: int, lines, file_losses: dict, total: int
+) -> bool:
     return background.finish(
         ExportTask,
         task_pk,
         TaskStatus.SUCCEEDED,
-        file_path=str(final),
-        size_bytes=final.stat().st_size,
+        file_path=stored,
+        size_bytes=size_bytes,
         transcript_count=lines.count,
         losses={
             "loss_count": lines.loss_count,
@@ -241,14 +241,27 @@ def progress_of(task: ExportTask) -> dict:
     return data
 
 
-def downloadable(task: ExportTask) -> Path:
-    """The finished file; NotReady while the export runs or if it failed or was removed."""
+def downloadable(task: ExportTask) -> str:
+    """The finished file's storage name; NotReady while the export runs or if it failed or
+    was removed."""
     if task.status != TaskStatus.SUCCEEDED:
         raise ExportNotReady(f"The export is {task.status}: there is no file to download yet.")
-    path = Path(task.file_path)
-    if not path.exists():
+    if not filestore.export_exists(task.file_path):
         raise ExportNotReady("The export's file was removed: start the export again.")
-    return path
+    return task.file_path
+
+
+def download_url(task: ExportTask) -> str | None:
+    """Where to send the downloader of a finished export: a short-lived signed URL of the
+    bucket, or None when the app sends the file itself (``open_download``)."""
+    return filestore.signed_url(
+        downloadable(task), filename=task.file_name, content_type=content_type_of(task)
+    )
+
+
+def open_download(task: ExportTask):
+    """The finished export's file, open for reading (a FileResponse closes it)."""
+    return filestore.open_export(downloadable(task))
 
 
 def content_type_of(task: ExportTask) -> str:
@@ -259,8 +272,7 @@ def content_type_of(task: ExportTask) -> str:
 
 
 def remove_file(task: ExportTask) -> None:
-    if task.file_path:
-        Path(task.file_path).unlink(missing_ok=True)
+    filestore.remove_export(task.file_path)
 
 
 @task()

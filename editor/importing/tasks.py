@@ -10,17 +10,12 @@ worker can answer a poll.
 from __future__ import annotations
 
 import logging
-import os
-import shutil
-import uuid
-from pathlib import Path
 from typing import IO
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django_tasks import task
 
-from editor import background, webhooks
+from editor import background, filestore, webhooks
 from editor.errors import DomainError, InvalidContent, NotAllowed
 from editor.importing import Action, ImportItem, ImportRejected, ImportReport, import_transcripts
 from editor.importing.batches import revision_notes
@@ -29,7 +24,6 @@ from editor.models import Dataset, ImportTask, Revision, RevisionKind, TaskStatu
 
 logger = logging.getLogger(__name__)
 
-COPY_CHUNK = 1024 * 1024
 # Where a running partial import keeps, in its task's report, what its last committed batch
 # had done (written in that batch's transaction).
 KEPT_SO_FAR = "kept_so_far"
@@ -51,8 +45,9 @@ def start_import_task(
     ``shape`` is how its rows are read (``editor.importing.preference.SHAPES``; None lets the
     importer recognise preference rows by their keys), refused at once when unknown.
 
-    The upload is copied to ``settings.OCM_UPLOAD_DIR`` first: the request's own temporary
-    file is gone once the response is sent, and the task may run on another machine.
+    The upload is copied to the uploads storage first (``editor.filestore``: a folder, or a
+    bucket): the request's own temporary file is gone once the response is sent, and the task
+    may run on another machine.
     """
     if not dataset.can_edit(author):
         raise NotAllowed("You may not import into this dataset.")
@@ -61,12 +56,7 @@ def start_import_task(
             f"Unknown import shape {shape!r}; expected one of: {', '.join(SHAPES)}.",
             code="invalid-request",
         )
-    upload_dir = Path(settings.OCM_UPLOAD_DIR)
-    upload_dir.mkdir(parents=True, exist_ok=True)
-    suffix = os.path.splitext(name)[1][:16]
-    path = upload_dir / f"import-{uuid.uuid4().hex}{suffix}"
-    with open(path, "wb") as copy:
-        shutil.copyfileobj(upload, copy, COPY_CHUNK)
+    stored = filestore.save_upload(upload, name)
     task = ImportTask.objects.create(
         dataset=dataset,
         created_by=author,
@@ -75,7 +65,7 @@ def start_import_task(
         on_conflict=on_conflict,
         partial=partial,
         shape=shape or "",
-        upload_path=str(path),
+        upload_path=stored,
     )
     # The worker must find the committed task row, so it is queued after the commit.
     transaction.on_commit(lambda: import_upload.enqueue(task.pk))
@@ -118,19 +108,20 @@ def run_import_task(task_pk: int) -> ImportTask | None:
                 raise TaskTakenAway(task_pk)
 
         try:
-            result = import_transcripts(
-                task.upload_path,
-                dataset=task.dataset,
-                author=task.created_by,
-                spec=task.spec or None,
-                on_conflict=task.on_conflict,
-                partial=task.partial,
-                name=task.source_name,
-                progress=record,
-                before_commit=keep_account if task.partial else succeed_with_the_data,
-                tag=tag_of(task_pk),
-                shape=task.shape or None,
-            )
+            with filestore.open_upload(task.upload_path) as upload:
+                result = import_transcripts(
+                    upload,
+                    dataset=task.dataset,
+                    author=task.created_by,
+                    spec=task.spec or None,
+                    on_conflict=task.on_conflict,
+                    partial=task.partial,
+                    name=task.source_name,
+                    progress=record,
+                    before_commit=keep_account if task.partial else succeed_with_the_data,
+                    tag=tag_of(task_pk),
+                    shape=task.shape or None,
+                )
             status, report = TaskStatus.SUCCEEDED, result.to_dict()
         except TaskTakenAway:
             logger.warning(
@@ -143,7 +134,7 @@ def run_import_task(task_pk: int) -> ImportTask | None:
         except DomainError as refused:
             error = refused.message
         except FileNotFoundError:
-            error = "The uploaded file is gone (removed from the upload folder): upload it again."
+            error = "The uploaded file is gone (removed from the upload storage): upload it again."
         except (OperationalError, InterfaceError):
             # The database failed midway: an all-or-nothing import is one transaction, rolled
             # back. Logged, and the task says so instead of staying "running" forever.
@@ -271,8 +262,7 @@ class TaskTakenAway(Exception):
 
 
 def remove_upload(task: ImportTask) -> None:
-    if task.upload_path:
-        Path(task.upload_path).unlink(missing_ok=True)
+    filestore.remove_upload(task.upload_path)
 
 
 def _progress_dict(report: ImportReport) -> dict:

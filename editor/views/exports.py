@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,7 +15,8 @@ from editor.errors import ExportNotReady, InvalidContent, NotAllowed
 from editor.exporting.tasks import (
     check_may_see,
     content_type_of,
-    downloadable,
+    download_url,
+    open_download,
     progress_of,
     start_export_task,
 )
@@ -83,11 +84,14 @@ def export_task_detail(request, pk):
 def export_task_download(request, pk):
     task = _visible_export(request, pk)
     try:
-        path = downloadable(task)
+        url = download_url(task)  # in a bucket: a short-lived signed URL
+        if url:
+            return HttpResponseRedirect(url)
+        file = open_download(task)
     except ExportNotReady as not_ready:
         return HttpResponse(not_ready.message, status=409, content_type="text/plain")
     return FileResponse(
-        open(path, "rb"),
+        file,
         as_attachment=True,
         filename=task.file_name,
         content_type=content_type_of(task),

@@ -77,7 +77,7 @@ ROUTES = {
     ("post", "/datasets/{slug}/bulk"): {401, 403, 404, 409, 422},
     ("get", "/bulk/{pk}"): {401, 404, 422},
     ("get", "/exports/{pk}"): {401, 403, 404, 422},
-    ("get", "/exports/{pk}/download"): {401, 403, 404, 409, 422},
+    ("get", "/exports/{pk}/download"): {302, 401, 403, 404, 409, 422},
     ("get", "/formats/specs"): {401},
     ("post", "/formats/detect"): {401, 413, 422, 429},
     ("post", "/formats/parse"): {400, 401, 413, 422, 429},

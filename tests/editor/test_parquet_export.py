@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from datasets import load_dataset
 
+from editor import filestore
 from editor.errors import ImportRejected, InvalidContent
 from editor.exporting import export_dataset
 from editor.exporting.parquet import MESSAGES, ParquetRows, write_parquet
@@ -107,7 +108,7 @@ def prepared(dataset, user, **options) -> Path:
     done = run_export_task(task.pk)
     assert done.status == "succeeded", done.error
     assert done.file_name.endswith(".parquet") and done.file_path.endswith(".parquet")
-    return Path(done.file_path)
+    return Path(filestore.exports().path(done.file_path))
 
 
 def jsonl_file(dataset, tmp_path, **options) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from editor import editing, formats
+from editor import editing, filestore, formats
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
 from editor.exporting import export_dataset
 from editor.exporting.tasks import run_export_task, start_export_task
@@ -218,7 +218,8 @@ def test_a_prepared_preference_export_records_pairs_and_left_out(
     done = run_export_task(task.pk)
     assert done.status == "succeeded" and done.file_name.endswith("-preference.jsonl")
     assert done.losses["pairs"] == 1 and done.losses["left_out"]["excluded"] == 1
-    rows = [json.loads(line) for line in Path(done.file_path).read_text().splitlines()]
+    stored = Path(filestore.exports().path(done.file_path))
+    rows = [json.loads(line) for line in stored.read_text().splitlines()]
     assert [r["chosen"][0]["content"] for r in rows] == ["Good answer 0."]
 
 

@@ -75,7 +75,7 @@ def database_file(tmp_path: Path) -> Path:
 
 
 def test_the_worker_survives_a_locked_database_and_then_runs_the_queued_import(
-    dataset, annotator, tmp_path
+    dataset, annotator, tmp_path, settings
 ):
     if connection.vendor != "sqlite":
         # PostgreSQL has no database-wide write lock to hold; its transient error, a dropped
@@ -85,7 +85,12 @@ def test_the_worker_survives_a_locked_database_and_then_runs_the_queued_import(
     path = database_file(tmp_path)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # the write lock, as a CLI import holds it
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}", "DJANGO_LOG_LEVEL": "INFO"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{path}",
+        "DJANGO_LOG_LEVEL": "INFO",
+        "OCM_UPLOAD_DIR": str(settings.OCM_UPLOAD_DIR),  # the folder the upload was stored in
+    }
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER],
         cwd=ROOT,
