@@ -1,5 +1,6 @@
 """Raw-source mode (the whole text in its spec) and the transcript's export menu: thin views
-over ``editor.editing`` and ``editor.exporting``.
+over ``editor.editing`` and ``editor.exporting``. A very long source is shown a window at a
+time, read-only (``editor.presentation.source_window``).
 
 Saving the source is a plain form post (it works without JavaScript): on an error or a
 conflict the page comes back with the user's text as typed, never with it replaced.
@@ -18,6 +19,7 @@ from editor.exporting import export_transcript
 from editor.models import Transcript
 from editor.models.revisions import snapshot
 from editor.presentation.display import token_segments
+from editor.presentation.source_window import is_windowed, source_window
 from editor.presentation.transcript_view import ordered_diagnostics
 from editor.revisions import diff_snapshots
 from editor.storage.content import TranscriptContent
@@ -41,11 +43,37 @@ def _context(transcript: Transcript, text: str, spec: str, diagnostics: list[dic
     }
 
 
+def _window_context(request, transcript: Transcript) -> dict:
+    """A source too long to edit whole: the window asked for (``at``, or ``line`` from a
+    diagnostic's link), read-only, with the diagnostics of its lines."""
+    window = source_window(
+        transcript.source_text,
+        transcript.spec,
+        at=int_param(request.GET.get("at")),
+        line=int_param(request.GET.get("line")),
+    )
+    shown = [
+        d for d in transcript.diagnostics if window.first_line <= d["line"] <= window.last_line
+    ]
+    return {
+        "transcript": transcript,
+        "spec": transcript.spec,
+        "window": window,
+        "segments": token_segments(window.text, transcript.spec),
+        "line_numbers": window.line_numbers,
+        "diagnostics": ordered_diagnostics(shown),
+        "diagnostic_count": len(transcript.diagnostics),
+        "error_lines": sorted({d["line"] for d in shown if d["severity"] == "error"}),
+    }
+
+
 @require_http_methods(["GET", "POST"])
 def source_editor(request, pk):
     """GET: the source in its spec. POST: save it (``draft`` to keep errors; ``convert_to``
     to convert it first); a refusal or a conflict shows the page again with the text kept."""
     transcript = editable_transcript(request, pk)
+    if request.method == "GET" and is_windowed(transcript.source_text):
+        return render(request, TEMPLATE, _window_context(request, transcript))
     if request.method == "GET":
         context = _context(
             transcript, transcript.source_text, transcript.spec, transcript.diagnostics
