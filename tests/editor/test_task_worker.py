@@ -204,3 +204,14 @@ def test_an_import_taken_from_its_worker_midway_rolls_back_instead_of_committing
     assert task.status == TaskStatus.RUNNING and task.worker == "other-host:1"
     assert Transcript.objects.filter(dataset=dataset).count() == 0
     assert Path(task.upload_path).exists()  # the attempt that owns it still needs it
+
+
+def test_an_idle_worker_polls_as_often_as_the_setting_says_unless_told_otherwise(settings):
+    """The poll is how long a started import waits for a worker (half of it on average):
+    the project's setting, not django-tasks-db's one second; ``--interval`` still wins."""
+    from editor.management.commands.task_worker import Command
+
+    settings.OCM_TASK_POLL_SECONDS = 0.1
+    parser = Command().create_parser("manage.py", "task_worker")
+    assert parser.parse_args([]).interval == 0.1
+    assert parser.parse_args(["--interval", "2"]).interval == 2

@@ -4,7 +4,8 @@ Beside the worker loop, a thread of its own every few seconds says this worker i
 (``/healthz`` counts live workers) and recovers the tasks whose worker died (queued again,
 then failed: ``editor.background``). It does so once at start too, so restarting a crashed
 worker picks its tasks up again. Takes every option of ``db_worker``; its worker id is
-``host:pid``, which is how a dead worker on this host is told at once.
+``host:pid``, which is how a dead worker on this host is told at once. An idle worker looks
+for queued tasks every ``OCM_TASK_POLL_SECONDS`` (0.1 s; ``--interval`` overrides it).
 
 A transient database error (SQLite locked by a CLI import or a dataset delete, a PostgreSQL
 connection dropped: ``background.TRANSIENT_ERRORS``) never ends the worker: its poll, its
@@ -62,6 +63,12 @@ class Command(db_worker.Command):
         "Run a task worker: django-tasks-db's db_worker, plus worker heartbeats, the recovery "
         "of tasks whose worker died, and a poll that outlives transient database errors."
     )
+
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        # db_worker polls every second: the wait before an import starts. The project's
+        # setting (OCM_TASK_POLL_SECONDS) is the default; --interval still overrides it.
+        parser.set_defaults(interval=settings.OCM_TASK_POLL_SECONDS)
 
     def handle(self, *args, **options):
         runs_tasks = not options["reload"] or os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
