@@ -13,8 +13,10 @@ MEMO = "_regenerate_connections"
 def regenerate_connections(transcript, user) -> list[dict]:
     """The dataset's connections as {"id", "name", "model"} when ``user`` edits its
     transcripts, else none (the Regenerate item is offered to editors only). One query per
-    transcript object, asked by the first assistant message rendered (the page, or a message
-    swapped in alone); a page with no assistant message asks nothing."""
+    transcript object, asked by the first assistant message rendered (the page, a page of
+    messages or a message swapped in); a page with no assistant message asks nothing. The
+    page's script comes with every editor's page (templates/editor/regenerate.html#config),
+    whether or not this asked."""
     if transcript is None:
         return []
     known = transcript.__dict__.get(MEMO)
@@ -29,10 +31,3 @@ def regenerate_connections(transcript, user) -> list[dict]:
             )
         transcript.__dict__[MEMO] = known
     return known
-
-
-@register.filter
-def regenerate_asked(transcript) -> list[dict]:
-    """What ``regenerate_connections`` found while this rendering drew the messages (none
-    when no assistant message asked): the page's script and settings come only with it."""
-    return transcript.__dict__.get(MEMO) or [] if transcript is not None else []

@@ -175,7 +175,7 @@
   }
 
   // The items are hidden until this script shows them: on load, and in each part htmx swaps in.
-  // (A page whose first part held no assistant message has no script: its items stay hidden.)
+  // (The script comes with every editor's transcript page: a later page of messages may bring them.)
   function showItems(root) {
     root.querySelectorAll("[data-regenerate-form][hidden]").forEach((form) => {
       form.hidden = false;

@@ -3,9 +3,12 @@ reaches the page piece by piece, then Keep leaves it an alternative and Accept m
 turn (one revision). And the curator's Models page: add a connection, test it."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from editor.models import Alternative, ModelConnection, Transcript
+from editor.presentation.transcript_view import PAGE_SIZE
+from editor.storage.create import create_transcript
 from tests.browser.conftest import settled
 from tests.browser.geography import geography, log_in
 from tests.browser.test_accessibility import serious_violations
@@ -124,4 +127,51 @@ def test_curator_adds_and_tests_a_connection(
     expect(
         page.locator("tr[data-model-connection]").get_by_test_id("connection-tokens")
     ).not_to_have_text("0 / 0")
+    assert console_errors == []
+
+
+def test_regenerate_on_an_assistant_message_of_a_later_page(
+    live_server, page, setup, openai_server, screenshot, console_errors
+):
+    """The first page of a long transcript holds no assistant message: the Regenerate of one
+    that a later page brings (swapped in as the list scrolls) still streams its answer."""
+    dataset, _ = setup
+    questions = PAGE_SIZE + 5
+    text = "".join(
+        f"<|start|>user<|message|>Question {n}: what is the capital of country {n}?<|end|>\n"
+        for n in range(questions)
+    ) + ("<|start|>assistant<|channel|>final<|message|>Sydney.<|end|>\n")
+    long = create_transcript(
+        dataset,
+        author=get_user_model().objects.get(username="ann"),
+        text=text,
+        spec="openchatml-2.2",
+        title="Long",
+    )
+    ModelConnection.objects.create(
+        dataset=dataset, name="local", base_url=openai_server.base_url, model="test-model"
+    )
+    openai_server.reply(Reply(content="Canberra is the capital of Australia.", chunk_delay=0.1))
+    log_in(page, live_server, "ann", f"/transcripts/{long.pk}/")
+    settled(page)
+    later = page.locator(f"#message-{questions}")
+    expect(later).to_have_count(0)  # not on the first page
+    page.locator(".loader-after").scroll_into_view_if_needed()
+    expect(later).to_be_visible()
+    settled(page)
+
+    later.locator('[data-action="menu"] summary').click()
+    later.locator('[data-action="regenerate"]').click()
+    box = page.locator(f'[data-regenerate-box="{questions}"]')
+    expect(box.locator("[data-regenerate-text]")).to_contain_text("Canberra")
+    expect(box.locator("[data-regenerate-text]")).to_have_text(
+        "Canberra is the capital of Australia."
+    )
+    expect(box.locator('[data-action="keep-regenerated"]')).to_be_visible()
+    expect(box).to_have_attribute(
+        "data-alternative", str(Alternative.objects.get(source="model").pk)
+    )
+    sent = openai_server.bodies()[0]["messages"]
+    assert len(sent) == questions and sent[-1]["content"].startswith(f"Question {questions - 1}")
+    screenshot("later-page")
     assert console_errors == []
