@@ -41,7 +41,8 @@ class SourceWindow:
 
     @property
     def last_line(self) -> int:
-        return self.first_line + self.text.count("\n")
+        """The number of the window's last line (a line end closing the window opens none)."""
+        return self.first_line + self.text.count("\n", 0, max(len(self.text) - 1, 0))
 
     @property
     def line_numbers(self) -> range:
