@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from editor import editing, queues
+from editor import editing, queues, versions
 from editor.exporting.tasks import start_export_task
 from editor.importing.tasks import start_import_task
 from editor.labels import create_label_schema
@@ -27,9 +27,12 @@ from editor.models import (
     ExportTask,
     ImportTask,
     Membership,
+    ModelConnection,
     ReviewQueue,
     Role,
     Transcript,
+    WebhookDelivery,
+    WebhookEndpoint,
 )
 from tests.browser.conftest import settled
 
@@ -236,6 +239,77 @@ def label_schemas(page, base, world):
     visit(page, f"{base}/datasets/{world.dataset.slug}/labels/")
 
 
+# The dataset's tools (models, judges, webhooks, versions, pairs, tokenizer): what each lists
+# is made as the page is visited, so the world the other pages use stays as it is.
+def models_page(page, base, world):
+    ModelConnection.objects.get_or_create(
+        dataset=world.dataset, name="local", base_url="http://127.0.0.1:9/v1", model="m"
+    )
+    visit(page, f"{base}/datasets/{world.dataset.slug}/models/")
+
+
+def judges_page(page, base, world):
+    visit(page, f"{base}/datasets/{world.dataset.slug}/judges/")
+
+
+def webhooks_page(page, base, world):
+    WebhookEndpoint.objects.get_or_create(
+        dataset=world.dataset, url="https://hooks.example.org/ocm", secret="whsec_" + "A" * 32
+    )
+    visit(page, f"{base}/datasets/{world.dataset.slug}/webhooks/")
+
+
+def webhook_deliveries(page, base, world):
+    endpoint, _ = WebhookEndpoint.objects.get_or_create(
+        dataset=world.dataset, url="https://hooks.example.org/ocm", secret="whsec_" + "A" * 32
+    )
+    WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        message_id="msg_axe",
+        event_type="export.ready",
+        payload={"type": "export.ready", "data": {"dataset": world.dataset.slug}},
+        status="failed",
+        attempts=3,
+        response_status=500,
+        response_body="boom",
+    )
+    visit(page, f"{base}/datasets/{world.dataset.slug}/webhooks/{endpoint.pk}/")
+
+
+def _two_versions(world):
+    for name in ("v1", "v2"):
+        if not world.dataset.versions.filter(name=name).exists():
+            curator = get_user_model().objects.get(username="cur")
+            versions.create_version(world.dataset, name, author=curator)
+
+
+def versions_page(page, base, world):
+    _two_versions(world)
+    visit(page, f"{base}/datasets/{world.dataset.slug}/versions/")
+
+
+def version_page(page, base, world):
+    _two_versions(world)
+    visit(page, f"{base}/datasets/{world.dataset.slug}/versions/v1/")
+
+
+def version_compare(page, base, world):
+    _two_versions(world)
+    visit(page, f"{base}/datasets/{world.dataset.slug}/versions/v1/compare/?to=v2")
+
+
+def transcript_pairs(page, base, world):
+    visit(page, f"{base}/transcripts/{world.transcript.pk}/pairs/")
+
+
+def dataset_pairs(page, base, world):
+    visit(page, f"{base}/datasets/{world.dataset.slug}/pairs/")
+
+
+def tokenizer_page(page, base, world):
+    visit(page, f"{base}/datasets/{world.dataset.slug}/tokenizer/")
+
+
 PAGES = [
     login_page,
     dashboard,
@@ -256,6 +330,16 @@ PAGES = [
     queue_dashboard,
     queue_review,
     label_schemas,
+    models_page,
+    judges_page,
+    webhooks_page,
+    webhook_deliveries,
+    versions_page,
+    version_page,
+    version_compare,
+    transcript_pairs,
+    dataset_pairs,
+    tokenizer_page,
 ]
 # Page-size cases another change is about to rework: xfail(strict) until it lands.
 KNOWN: dict[tuple[str, str], str] = {}
