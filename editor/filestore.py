@@ -81,6 +81,7 @@ def storages_setting(url: str, *, endpoint: str | None = None, spool_bytes: int)
         # Objects are private: a download is a signed URL (``signed_url``), never public.
         "default_acl": None,
         "querystring_auth": True,
+        "signature_version": "s3v4",  # what every S3-compatible server accepts now
         # Names are fresh uuids: no need to ask the bucket whether one is taken.
         "file_overwrite": True,
     }
