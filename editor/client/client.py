@@ -352,11 +352,16 @@ class Client:
         format: str = "jsonl",
         audience: str | None = None,
         summary: bool = False,
+        with_suggestions: bool = False,
     ) -> PullSummary:
         """Stream the dataset's export (NDJSON, one transcript a line, each in ``spec``, else
         its own) to the file ``to`` (a path, or a binary file) as it arrives: constant memory
-        whatever the size. ``version`` pulls that version of the dataset."""
-        response = self._export(dataset, spec, version, status, format, audience, summary)
+        whatever the size. ``version`` pulls that version of the dataset. ``with_suggestions``
+        adds each line's judge suggestions (``suggestions``, marked ``"source": "model"``);
+        without it, none."""
+        response = self._export(
+            dataset, spec, version, status, format, audience, summary, with_suggestions
+        )
         lines = size = 0
         with closing(response), _binary_output(to) as (path, out):
             for chunk in response.iter_bytes(CHUNK_BYTES):
@@ -382,20 +387,25 @@ class Client:
                 if line:
                     yield _pulled(number, line)
 
-    def _export(self, dataset, spec, version, status, format, audience, summary) -> httpx.Response:
+    def _export(
+        self, dataset, spec, version, status, format, audience, summary, with_suggestions=False
+    ) -> httpx.Response:
         params = {
             "spec": spec,
             "format": format,
             "status": list(status),
             "audience": audience,
             "summary": summary or None,
+            "with_suggestions": True if with_suggestions else None,
         }
         if version is None:
             path = f"/datasets/{_segment(dataset)}/export"
         else:
-            if list(status) or audience is not None or summary:
+            if list(status) or audience is not None or summary or with_suggestions:
                 # A version is exported whole, everything in it: the same bytes every time.
-                raise ValueError("A version is pulled whole: no status, audience or summary.")
+                raise ValueError(
+                    "A version is pulled whole: no status, audience, summary or suggestions."
+                )
             params = {"spec": spec, "format": format}
             path = f"/datasets/{_segment(dataset)}/versions/{_segment(version)}/export"
         try:

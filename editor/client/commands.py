@@ -62,7 +62,16 @@ def push(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> 
 
 
 def pull(client: Client, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    options = {"spec": args.to, "version": args.version, "status": args.status or ()}
+    if args.version and (args.status or args.with_suggestions):
+        # A version is exported whole, the same bytes every time (Client.pull refuses too).
+        err.write("ocm: a version is pulled whole: no --status, no --with-suggestions\n")
+        return UNUSABLE
+    options = {
+        "spec": args.to,
+        "version": args.version,
+        "status": args.status or (),
+        "with_suggestions": args.with_suggestions,
+    }
     if args.output and args.output != "-":
         done = client.pull(args.dataset, args.output, **options)
         err.write(f"ocm: {done.lines:,} transcripts written to {done.path}\n")

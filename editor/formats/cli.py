@@ -312,6 +312,11 @@ def remote_commands(commands) -> None:
         help="only transcripts in this review state (repeatable)",
     )
     pull.add_argument(
+        "--with-suggestions",
+        action="store_true",
+        help="add each transcript's judge suggestions, marked as the model's",
+    )
+    pull.add_argument(
         "-o", "--output", metavar="FILE", help="write to FILE (default: standard output)"
     )
     status = commands.add_parser(

@@ -392,6 +392,7 @@ def dataset_export(request, slug):
             audience=options["audience"] or None,
             with_annotations=False,
             format=options["format"],
+            with_suggestions=options["with_suggestions"],
         )
     except NotAllowed as refused:
         context = dataset_context(request, dataset, export_form=form, export_refusal=refused)
@@ -408,6 +409,7 @@ def dataset_export(request, slug):
             convention=options["convention"] or None,
             mask=options["mask"] or None,
             over_context=options["over_context"] or None,
+            with_suggestions=options["with_suggestions"],
         )
     except InvalidContent as refused:  # options that do not go together (hh with a spec…)
         form.add_error(None, refused.message)

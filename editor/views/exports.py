@@ -57,6 +57,7 @@ def export_task_start(request, slug):
             convention=options["convention"] or None,
             mask=options["mask"] or None,
             over_context=options["over_context"] or None,
+            with_suggestions=options["with_suggestions"],
         )
     except (NotAllowed, InvalidContent) as refused:
         return HttpResponse(refused.message, status=refused.status)

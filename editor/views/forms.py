@@ -135,6 +135,14 @@ class ExportForm(forms.Form):
         required=False,
         help_text="By the token counts under the dataset's tokenizer; needs its context length.",
     )
+    # Off unless asked: a judge's answers are never exported as if they were a person's.
+    with_suggestions = forms.BooleanField(
+        label="With the judge's suggestions",
+        required=False,
+        help_text="Each transcript's newest model suggestion per question, in a "
+        '"suggestions" list marked "source": "model", apart from the people\'s answers. Whole '
+        "transcripts only (not “what the end user sees”); not for preference pairs.",
+    )
 
 
 class DatasetForm(forms.ModelForm):
