@@ -34,6 +34,7 @@ from editor import formats
 from editor.assist import suggestions
 from editor.errors import InvalidContent
 from editor.exporting.preference import PreferenceExport, check_options
+from editor.exporting.summarized import SummarizedExport
 from editor.exporting.training import (
     DROP,
     TOKENS,
@@ -170,7 +171,7 @@ def _for_audience(
     return shown, [item.index for item in rendered.items]
 
 
-class DatasetExport:
+class DatasetExport(SummarizedExport):
     """An iterable of export lines (each ending in a newline) in constant memory.
 
     Transcripts are read in primary-key order through ``iterator(chunk_size)`` (a
@@ -307,22 +308,6 @@ class DatasetExport:
                 )
             },
         }
-
-    def preview(self, limit: int) -> dict:
-        """The summary of the whole export, computed before anything is downloaded (every line
-        converted and dropped), or only ``{"transcripts": n, "too_many": True}`` when more
-        than ``limit`` would make the user wait: a prepared export then lists the losses."""
-        total = self.transcripts.count()
-        if total > limit:
-            return {"transcripts": total, "too_many": True}
-        for _line in self:
-            pass
-        return self.summary()
-
-    def with_summary_line(self) -> Iterator[str]:
-        """The lines, then ``{"summary": …}`` on one more line (a streamed export's trailer)."""
-        yield from self
-        yield json.dumps({"summary": self.summary()}, ensure_ascii=False) + "\n"
 
     def _keep_losses(self, transcript: Transcript, losses: list[dict]) -> None:
         self.loss_count += len(losses)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from editor import formats
 from editor.errors import InvalidContent
+from editor.exporting.summarized import SummarizedExport
 from editor.formats import preference
 from editor.pairs import SOURCES, export_rows
 
@@ -49,7 +50,7 @@ def check_options(shape: str, spec: str | None, sources: Iterable[str]) -> None:
         )
 
 
-class PreferenceExport:
+class PreferenceExport(SummarizedExport):
     """An iterable of JSON lines, one preference row each, in constant memory; ``rows()``
     gives the same rows as dicts (the Parquet writer's input). Counters (``count``,
     ``left_out``, ``loss_count``…) are complete once iterated."""
@@ -122,17 +123,3 @@ class PreferenceExport:
             "loss_count": self.loss_count,
             "losses": self.loss_summary,
         }
-
-    def preview(self, limit: int) -> dict:
-        """The summary, computed by writing every row and dropping it (pairs are read in
-        constant memory; ``limit`` bounds the transcripts, as the other exports do)."""
-        total = self.transcripts.count()
-        if total > limit:
-            return {"transcripts": total, "too_many": True}
-        for _line in self:
-            pass
-        return self.summary()
-
-    def with_summary_line(self) -> Iterator[str]:
-        yield from self
-        yield json.dumps({"summary": self.summary()}, ensure_ascii=False) + "\n"
