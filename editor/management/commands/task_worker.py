@@ -5,7 +5,7 @@ Beside the worker loop, a thread of its own every few seconds says this worker i
 then failed: ``editor.background``). It does so once at start too, so restarting a crashed
 worker picks its tasks up again. Takes every option of ``db_worker``; its worker id is
 ``host:pid``, which is how a dead worker on this host is told at once. An idle worker looks
-for queued tasks every ``OCM_TASK_POLL_SECONDS`` (0.1 s; ``--interval`` overrides it).
+for queued tasks every ``OCM_TASK_POLL_SECONDS`` (0.2 s; ``--interval`` overrides it).
 
 A transient database error (SQLite locked by a CLI import or a dataset delete, a PostgreSQL
 connection dropped: ``background.TRANSIENT_ERRORS``) never ends the worker: its poll, its
