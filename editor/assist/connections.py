@@ -26,7 +26,7 @@ from editor.errors import (
     ModelConnectionNotFound,
     NotAllowed,
 )
-from editor.models import Dataset, ModelConnection
+from editor.models import Dataset, ModelConnection, ModelRequest, ModelRequestPurpose
 
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,99}")
 FIELDS = (
@@ -75,6 +75,33 @@ def connections_of(dataset: Dataset):
         )
         .order_by("name")
     )
+
+
+def dataset_usage(dataset: Dataset) -> dict:
+    """What ``dataset``'s model requests cost, every connection and purpose together:
+    {"by_purpose": [{"purpose", "label", "requests", "failed", "tokens_in", "tokens_out"}]
+    (test, regenerate, judge: those with requests), "total": the same figures summed}. One
+    query."""
+    rows = (
+        ModelRequest.objects.filter(dataset=dataset)
+        .values("purpose")
+        .annotate(
+            requests=Count("pk"),
+            failed=Count("pk", filter=Q(ok=False)),
+            tokens_in=Coalesce(Sum("tokens_in"), 0),
+            tokens_out=Coalesce(Sum("tokens_out"), 0),
+        )
+        .order_by()
+    )
+    found = {row["purpose"]: row for row in rows}
+    by_purpose = [
+        {**found[purpose], "label": label}
+        for purpose, label in ModelRequestPurpose.choices
+        if purpose in found
+    ]
+    figures = ("requests", "failed", "tokens_in", "tokens_out")
+    total = {name: sum(row[name] for row in by_purpose) for name in figures}
+    return {"by_purpose": by_purpose, "total": total}
 
 
 def connection_of(dataset: Dataset, pk: int) -> ModelConnection:

@@ -47,6 +47,7 @@ def _page(request, dataset, *, form=None, editing=None, error=None, status=200, 
             "connections": [
                 connections.connection_dict(c) for c in connections.connections_of(dataset)
             ],
+            "usage": connections.dataset_usage(dataset),
             "form": form or EMPTY_FORM,
             "editing": editing,
             "error": error,

@@ -127,6 +127,12 @@ def test_curator_adds_and_tests_a_connection(
     expect(
         page.locator("tr[data-model-connection]").get_by_test_id("connection-tokens")
     ).not_to_have_text("0 / 0")
+    # The dataset's total, by purpose: the test's request.
+    usage = page.get_by_test_id("model-usage")
+    expect(usage.locator('tr[data-purpose="test"] th')).to_have_text("Test connection")
+    expect(usage.get_by_test_id("dataset-tokens-in")).not_to_have_text("0")
+    screenshot("models-usage")
+    assert serious_violations(page) == []
     assert console_errors == []
 
 

@@ -121,3 +121,36 @@ def test_regenerate_is_offered_on_assistant_messages_also_when_one_is_swapped_in
         'data-action="regenerate"'
         not in client.get(f"/transcripts/{transcript.pk}/").content.decode()
     )
+
+
+def test_the_dataset_total_of_tokens_by_purpose(as_curator, dataset, openai_server):
+    assert 'data-testid="model-usage"' not in as_curator.get(PAGE).content.decode()
+    local, other = (
+        ModelConnection.objects.create(
+            dataset=dataset, name=name, base_url=openai_server.base_url, model="m"
+        )
+        for name in ("local", "other")
+    )
+    for connection, purpose, tokens, ok in (
+        (local, "regenerate", (100, 20), True),
+        (other, "regenerate", (50, 5), True),
+        (local, "judge", (300, 30), True),
+        (local, "judge", (0, 0), False),
+        (other, "test", (7, 3), True),
+    ):
+        ModelRequest.objects.create(
+            connection=connection,
+            dataset=dataset,
+            purpose=purpose,
+            tokens_in=tokens[0],
+            tokens_out=tokens[1],
+            ok=ok,
+        )
+    page = as_curator.get(PAGE).content.decode()
+    usage = page[page.index('data-testid="model-usage"') :]
+    rows = usage.split("<tr data-purpose=")[1:]
+    assert [row.split(">")[0] for row in rows] == ['"test"', '"regenerate"', '"judge"', '"total"']
+    assert "<td>150</td><td>25</td>" in rows[1]  # both connections' regenerations
+    assert "(1 failed)" in rows[2] and "<td>300</td><td>30</td>" in rows[2]
+    assert '<td data-testid="dataset-tokens-in">457</td>' in rows[3]
+    assert '<td data-testid="dataset-tokens-out">58</td>' in rows[3]
