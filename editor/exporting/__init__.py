@@ -93,7 +93,10 @@ def _export(
     *,
     spec: str | None,
     audience: str | None,
+    one_line: bool = False,
 ) -> ExportedTranscript:
+    """``one_line``: a JSON document written afresh goes on one line (``formats.serialize``),
+    for a dataset line that embeds the document's value, not its text."""
     target = spec or transcript.spec
     if not formats.is_spec(target):
         raise InvalidContent(
@@ -112,7 +115,7 @@ def _export(
     if audience is not None:
         canonical, shown = _for_audience(canonical, audience)
     mapped, losses, origins = map_transcript_traced(canonical, target)
-    text = formats.serialize(mapped, target)
+    text = formats.serialize(mapped, target, one_line=one_line)
     origins = [tuple(shown[index] for index in origin) for origin in origins]
     return ExportedTranscript(text, target, [loss.to_dict() for loss in losses], origins)
 
@@ -235,6 +238,9 @@ class DatasetExport(SummarizedExport):
             source.close()
 
     def _lines(self, source, spec: str | None, text_only: bool) -> Iterator[str]:
+        # A line embeds a JSON document's value, so its text may go on one line (the fast
+        # encoder), unless labels are placed in that text.
+        one_line = not self.with_annotations
         for item in source:
             if text_only:
                 row, load_canonical = item, item.canonical
@@ -255,9 +261,11 @@ class DatasetExport(SummarizedExport):
                     tokenizer=self.tokenizer,
                 )
             elif self.format == Format.MESSAGES:
-                line, exported = _chat_row(load_canonical(), self.audience)
+                line, exported = _chat_row(load_canonical(), self.audience, one_line=one_line)
             else:
-                exported = _export(row, load_canonical, spec=spec, audience=self.audience)
+                exported = _export(
+                    row, load_canonical, spec=spec, audience=self.audience, one_line=one_line
+                )
                 line = self._line(row, exported)
             losses = exported.losses if over is None else [*exported.losses, over]
             if self.format == Format.JSONL and losses and row.external_id:
@@ -349,7 +357,9 @@ def _json_document(exported: ExportedTranscript) -> dict | list | None:
 CHAT_ROW_KEYS = ("messages", "tools")
 
 
-def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict, list[dict]]:
+def _chat_row(
+    canonical: formats.Transcript, audience: str | None, *, one_line: bool = False
+) -> tuple[dict, list[dict]]:
     """One ``{"messages": [...], "tools"?: [...]}`` row and what it could not carry.
 
     Written from the canonical transcript (the rows: no layout), never from a stored text,
@@ -360,7 +370,7 @@ def _chat_row(canonical: formats.Transcript, audience: str | None) -> tuple[dict
     if audience is not None:
         canonical, shown = _for_audience(canonical, audience)
     mapped, losses, origins = map_transcript_traced(canonical, MESSAGES_SPEC)
-    text = formats.serialize(mapped, MESSAGES_SPEC)
+    text = formats.serialize(mapped, MESSAGES_SPEC, one_line=one_line)
     origins = [tuple(shown[index] for index in origin) for origin in origins]
     document = json.loads(text)
     if isinstance(document, list):

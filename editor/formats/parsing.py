@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from .detect import detect
@@ -65,10 +66,18 @@ def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool)
     return ParseResult(transcript, diagnostics)
 
 
-def serialize(transcript: Transcript, spec: str | None = None) -> str:
+def serialize(transcript: Transcript, spec: str | None = None, *, one_line: bool = False) -> str:
     """Write ``transcript`` as ``spec`` text (its own spec by default).
 
     Messages unchanged since parsing keep their exact source text; edited ones are written
     in the spec's canonical form.
+
+    ``one_line``: a JSON document written afresh goes on one line, as if it had been read
+    from one line (``json_support.detect_indent``), for a caller that reads the value back
+    and drops the layout (an export line embeds the document). Python's JSON encoder is
+    written in C for one line only: indented JSON takes its pure-Python path, four times as
+    long. Text specs ignore it.
     """
+    if one_line:
+        transcript = replace(transcript, layout={**transcript.layout, "indent": None})
     return get_codec(spec or transcript.spec).serialize(transcript)

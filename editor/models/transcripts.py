@@ -140,7 +140,8 @@ class TranscriptQuerySet(models.QuerySet):
 
         Rows stream through ``iterator(chunk_size)`` (a server-side cursor on PostgreSQL); the
         messages of each chunk come in one query as plain tuples: no Message instances and
-        no reference cycles left for the garbage collector, so memory stays flat.
+        no reference cycles left for the garbage collector, so memory stays flat. Their
+        ``attrs`` are read as text, decoded only when not empty (as ``stored_messages``).
         """
         rows = self.iterator(chunk_size=chunk_size)
         try:
@@ -150,10 +151,11 @@ class TranscriptQuerySet(models.QuerySet):
                 for transcript_id, *values in (
                     Message.objects.filter(transcript__in=list(sources))
                     .order_by("transcript_id", "index")
-                    .values_list("transcript_id", *Message.STORED_FIELDS)
+                    .annotate(attrs_text=Cast("attrs", models.TextField()))
+                    .values_list("transcript_id", *Message.STORED_COLUMNS, "attrs_text")
                 ):
                     messages[transcript_id].append(
-                        Message.canonical_of(values, sources[transcript_id])
+                        Message.canonical_of(values, sources[transcript_id], attrs_as_text=True)
                     )
                 for row in chunk:
                     yield (
