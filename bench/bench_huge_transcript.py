@@ -1,0 +1,136 @@
+"""What one request costs on a 50,000-message Harmony transcript (the most a transcript may
+hold, OCM_MAX_TRANSCRIPT_MESSAGES): server time (median of ``ROUNDS``) and the request's
+peak of traced memory (tracemalloc, a separate run: tracing slows Python down), through the
+Django stack. Issue 34, item 3: "one huge transcript pins the web workers".
+
+Requests: the API's render pages (first and last, each audience), the whole rendering as
+the route built it before it was paged (for comparison), the source page (first and last
+window), the single-transcript export (own spec, converted, end user's) and the transcript
+page (its first answer).
+
+Runs in a child process on a throwaway SQLite database and on PostgreSQL when a server
+answers (``bench.databases``).
+
+    flock /tmp/bench.lock .venv/bin/python -m bench.bench_huge_transcript
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import tracemalloc
+
+from bench.databases import on_each_database
+
+MESSAGES = 50_000
+ROUNDS = 3
+
+
+def run() -> None:
+    on_each_database("bench.bench_huge_transcript")
+
+
+def _child() -> None:
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+
+    from editor.formats.render import render
+    from editor.models import ApiToken, Dataset, Membership, Role, Transcript
+    from editor.presentation.training import training_rendering
+    from editor.storage.create import create_transcript
+    from tests.support.huge import huge_harmony
+
+    call_command("migrate", verbosity=0)
+    settings.OCM_MAX_TRANSCRIPT_MESSAGES = max(settings.OCM_MAX_TRANSCRIPT_MESSAGES, MESSAGES)
+    user = get_user_model().objects.create_user("bench")
+    dataset = Dataset.objects.create(name="Bench", slug="bench")
+    Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
+    text = huge_harmony(MESSAGES)
+    started = time.perf_counter()
+    huge = create_transcript(dataset, text=text, spec="harmony", author=user)
+    print(
+        f"  {MESSAGES:,} messages, {len(text.encode()) / 1e6:.1f} MB of Harmony; "
+        f"created in {time.perf_counter() - started:.1f} s",
+        flush=True,
+    )
+    token = ApiToken.issue(user)[1]
+    api = Client(headers={"Authorization": f"Bearer {token}"})
+    browser = Client()
+    browser.force_login(user)
+    render_url = f"/api/v1/transcripts/{huge.pk}/render"
+
+    def get(client, url, params=None):
+        def step():
+            response = client.get(url, params or {})
+            assert response.status_code == 200, (url, response.status_code)
+            return len(response.content)
+
+        return step
+
+    def whole(audience):
+        def step():
+            transcript = Transcript.objects.get(pk=huge.pk)
+            if audience == "training":
+                return len(str(training_rendering(transcript, None)))
+            rendered = render(transcript.canonical(), audience, source_text=transcript.source_text)
+            return len(str(rendered.to_dict()))
+
+        return step
+
+    _measure("whole rendering, annotator (before: the route's answer)", whole("annotator"), 1)
+    _measure("whole rendering, debug (before)", whole("debug"), 1)
+    _measure("whole rendering, training (before)", whole("training"), 1)
+    for audience in ("end_user", "annotator", "debug", "training"):
+        _measure(f"API render {audience}, first page", get(api, render_url, {"audience": audience}))
+        last = 19_999 if audience == "end_user" else MESSAGES - 1
+        _measure(
+            f"API render {audience}, last page",
+            get(api, render_url, {"audience": audience, "offset": last}),
+        )
+    source_url = f"/transcripts/{huge.pk}/source/"
+    _measure("source page, first window", get(browser, source_url))
+    _measure("source page, last window", get(browser, source_url, {"at": len(text) - 1}))
+    export_url = f"/api/v1/transcripts/{huge.pk}/export"
+    _measure("API export, own spec", get(api, export_url))
+    _measure("API export, to openai-messages", get(api, export_url, {"spec": "openai-messages"}))
+    _measure("API export, end user's", get(api, export_url, {"audience": "end_user"}))
+    page_url = f"/transcripts/{huge.pk}/"
+    _measure("transcript page, annotator (first answer)", get(browser, page_url), 1)
+    _measure(
+        "transcript page, debug (first answer)",
+        get(browser, page_url, {"audience": "debug"}),
+        1,
+    )
+
+
+def _measure(label: str, step, rounds: int = ROUNDS) -> None:
+    size = step()  # warm-up: first queries, template compilation
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - started)
+    tracemalloc.start()
+    try:
+        step()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    print(
+        f"  {label:58} {statistics.median(times) * 1000:8.0f} ms  "
+        f"peak {peak / 1024**2:7.1f} MB  answer {size / 1024**2:6.2f} MB",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    if "--child" in sys.argv:
+        _child()
+    else:
+        run()
