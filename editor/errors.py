@@ -388,3 +388,11 @@ class UnreadableAnswer(DomainError):
 
     code = "unreadable-answer"
     status = 502
+
+
+class FileStoreUnavailable(DomainError):
+    """The storage of uploads and prepared exports (a bucket: editor/filestore.py) could not
+    be reached or refused the request: nothing was stored; the client may try again."""
+
+    code = "file-storage-unavailable"
+    status = 503

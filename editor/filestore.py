@@ -13,6 +13,7 @@ name is read and removed as a local file, so they still work without a migration
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
@@ -23,11 +24,16 @@ from pathlib import Path
 from typing import IO
 from urllib.parse import urlsplit
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.utils.http import content_disposition_header
+
+from editor.errors import FileStoreUnavailable
+
+logger = logging.getLogger(__name__)
 
 UPLOADS = "ocm_uploads"
 EXPORTS = "ocm_exports"
@@ -113,7 +119,8 @@ def save_upload(stream: IO[bytes], name: str) -> str:
     """Store ``stream`` (a binary file named ``name`` by its sender) as a new upload; its
     storage name. Copied a chunk at a time (a multipart upload on S3), never read whole."""
     content = stream if hasattr(stream, "chunks") else File(stream)
-    return uploads().save(f"import-{uuid.uuid4().hex}{_suffix(name)}", content)
+    with _reaching("store the upload"):
+        return uploads().save(f"import-{uuid.uuid4().hex}{_suffix(name)}", content)
 
 
 @contextmanager
@@ -146,7 +153,7 @@ def store_export(path: Path, name: str) -> str:
     """Store the complete file ``path`` (written in ``staging_dir()``) as the export ``name``;
     its storage name. Never visible half-written: renamed into the folder, or one upload to
     the bucket that exists only once complete. ``path`` is gone afterwards."""
-    with open(path, "rb") as opened:
+    with open(path, "rb") as opened, _reaching("store the export"):
         name = exports().save(name, _LocalFile(opened, path))
     path.unlink(missing_ok=True)  # the rename took it already when local
     return name
@@ -155,14 +162,16 @@ def store_export(path: Path, name: str) -> str:
 def export_exists(name: str) -> bool:
     if os.path.isabs(name):
         return Path(name).is_file()
-    return exports().exists(name)
+    with _reaching("find the export"):
+        return exports().exists(name)
 
 
 def open_export(name: str) -> IO[bytes]:
     """The stored export ``name``, open for reading (the caller closes it)."""
     if os.path.isabs(name):
         return open(name, "rb")
-    return exports().open(name, "rb")
+    with _reaching("read the export"):
+        return exports().open(name, "rb")
 
 
 def signed_url(name: str, *, filename: str, content_type: str) -> str | None:
@@ -172,14 +181,15 @@ def signed_url(name: str, *, filename: str, content_type: str) -> str | None:
     storage = exports()
     if os.path.isabs(name) or not getattr(storage, "querystring_auth", False):
         return None
-    return storage.url(
-        name,
-        parameters={
-            "ResponseContentDisposition": content_disposition_header(True, filename),
-            "ResponseContentType": content_type,
-        },
-        expire=settings.OCM_STORAGE_URL_EXPIRY,
-    )
+    with _reaching("sign the download"):
+        return storage.url(
+            name,
+            parameters={
+                "ResponseContentDisposition": content_disposition_header(True, filename),
+                "ResponseContentType": content_type,
+            },
+            expire=settings.OCM_STORAGE_URL_EXPIRY,
+        )
 
 
 def remove_export(name: str) -> None:
@@ -203,7 +213,12 @@ class _LocalFile(File):
 @contextmanager
 def _open(storage: Storage, name: str) -> Iterator[IO[bytes]]:
     # An absolute name is a task row written before the storages: a local file.
-    file = open(name, "rb") if os.path.isabs(name) else storage.open(name, "rb")  # noqa: SIM115
+    if os.path.isabs(name):
+        file = open(name, "rb")  # noqa: SIM115 (closed below)
+    else:
+        with _reaching("read the upload"):
+            file = storage.open(name, "rb")
+            file.seek(0)  # the bucket's backend downloads it now, while errors are ours
     with file:
         yield file
 
@@ -213,8 +228,27 @@ def _remove(storage: Storage, name: str) -> None:
         return
     if os.path.isabs(name):
         Path(name).unlink(missing_ok=True)
-    else:
+        return
+    try:
         storage.delete(name)
+    except (BotoCoreError, ClientError):
+        # Left behind, not fatal: the bucket's lifecycle rule (docs/deploy.md) removes it.
+        logger.warning("Could not remove %s from the file storage", name, exc_info=True)
+
+
+@contextmanager
+def _reaching(doing: str) -> Iterator[None]:
+    """A bucket that cannot be reached, or refuses (credentials, permissions, no such
+    bucket), is a FileStoreUnavailable (503), not a crash; a missing object stays the
+    FileNotFoundError the backend raises."""
+    try:
+        yield
+    except (BotoCoreError, ClientError):
+        # The cause (endpoint, bucket, credentials) goes to the log, not to the client.
+        logger.error("File storage: could not %s", doing, exc_info=True)
+        raise FileStoreUnavailable(
+            f"The file storage could not {doing}; nothing was changed. Try again later."
+        ) from None
 
 
 def _suffix(name: str) -> str:

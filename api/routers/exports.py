@@ -69,7 +69,7 @@ def get_export(request, pk: int):
 
 @router.get(
     "/exports/{pk}/download",
-    response=errors(403, 404, 409, 422),
+    response=errors(403, 404, 409, 422, 503),
     summary="Download a prepared export (409 `export-not-ready` until it has succeeded)",
     openapi_extra={
         "responses": {

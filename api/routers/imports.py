@@ -14,7 +14,7 @@ router = Router(tags=["imports"])
 
 @router.post(
     "/datasets/{slug}/imports",
-    response={202: ImportTaskOut, **errors(403, 404, 422)},
+    response={202: ImportTaskOut, **errors(403, 404, 422, 503)},
     summary="Start importing a file: a transcript, JSONL (one per line) or a zip",
     description="Answers at once with the task; poll `GET /imports/{id}` for its progress "
     "and, once finished, its report (per item: created, updated, skipped or failed). "

@@ -13,7 +13,13 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from editor import background, membership
 from editor.bulk import bulk_transitions
-from editor.errors import ConflictError, DomainError, InvalidContent, NotAllowed
+from editor.errors import (
+    ConflictError,
+    DomainError,
+    FileStoreUnavailable,
+    InvalidContent,
+    NotAllowed,
+)
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.exporting.tasks import check_export_allowed
 from editor.importing.tasks import progress_of, start_import_task
@@ -363,16 +369,21 @@ def dataset_import(request, slug):
         context = dataset_context(request, dataset, import_form=form)
         return render(request, "editor/dataset.html", context, status=400)
     upload = form.cleaned_data["file"]
-    task = start_import_task(
-        dataset=dataset,
-        author=request.user,
-        upload=upload,
-        name=upload.name,
-        spec=form.cleaned_data["spec"] or None,
-        on_conflict=form.cleaned_data["on_conflict"],
-        partial=form.cleaned_data["partial"],
-        shape=form.cleaned_data["shape"] or None,
-    )
+    try:
+        task = start_import_task(
+            dataset=dataset,
+            author=request.user,
+            upload=upload,
+            name=upload.name,
+            spec=form.cleaned_data["spec"] or None,
+            on_conflict=form.cleaned_data["on_conflict"],
+            partial=form.cleaned_data["partial"],
+            shape=form.cleaned_data["shape"] or None,
+        )
+    except FileStoreUnavailable as unavailable:  # the bucket holding uploads is out of reach
+        form.add_error("file", unavailable.message)
+        context = dataset_context(request, dataset, import_form=form)
+        return render(request, "editor/dataset.html", context, status=unavailable.status)
     return redirect("import-task", pk=task.pk)
 
 

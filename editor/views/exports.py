@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from editor import background
-from editor.errors import ExportNotReady, InvalidContent, NotAllowed
+from editor.errors import ExportNotReady, FileStoreUnavailable, InvalidContent, NotAllowed
 from editor.exporting.tasks import (
     check_may_see,
     content_type_of,
@@ -89,8 +89,8 @@ def export_task_download(request, pk):
         if url:
             return HttpResponseRedirect(url)
         file = open_download(task)
-    except ExportNotReady as not_ready:
-        return HttpResponse(not_ready.message, status=409, content_type="text/plain")
+    except (ExportNotReady, FileStoreUnavailable) as refused:
+        return HttpResponse(refused.message, status=refused.status, content_type="text/plain")
     return FileResponse(
         file,
         as_attachment=True,

@@ -8,14 +8,13 @@ import socket
 import subprocess
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
 
-from editor import background
+from editor import background, filestore
 from editor.background import current, recover_dead_tasks
 from editor.importing.tasks import progress_of, start_import_task
 from editor.models import ImportTask, TaskStatus, TaskWorker, Transcript
@@ -78,7 +77,7 @@ def test_a_queued_import_waits_for_a_worker_and_the_worker_runs_it(dataset, anno
     task = queue_import(dataset, annotator)
     task.refresh_from_db()
     assert task.status == TaskStatus.QUEUED
-    assert Path(task.upload_path).exists()
+    assert filestore.uploads().exists(task.upload_path)
 
     run_worker()
 
@@ -88,7 +87,7 @@ def test_a_queued_import_waits_for_a_worker_and_the_worker_runs_it(dataset, anno
     assert task.worker.startswith(socket.gethostname() + ":")
     assert progress_of(task)["percent"] == 100
     assert Transcript.objects.filter(dataset=dataset).count() == 3
-    assert not Path(task.upload_path).exists()  # the upload is removed once imported
+    assert not filestore.uploads().exists(task.upload_path)  # the upload is removed once imported
 
 
 def test_the_worker_says_it_is_alive_while_it_runs(dataset, annotator):
@@ -143,7 +142,7 @@ def test_a_task_that_died_on_its_last_attempt_fails_and_its_upload_is_removed(
     assert task.status == TaskStatus.FAILED
     assert task.finished_at is not None
     assert "stopped after 1 attempt(s)" in task.error
-    assert not Path(task.upload_path).exists()
+    assert not filestore.uploads().exists(task.upload_path)
 
 
 def test_a_partial_import_is_not_run_twice(dataset, annotator):
@@ -203,7 +202,7 @@ def test_an_import_taken_from_its_worker_midway_rolls_back_instead_of_committing
     task.refresh_from_db()
     assert task.status == TaskStatus.RUNNING and task.worker == "other-host:1"
     assert Transcript.objects.filter(dataset=dataset).count() == 0
-    assert Path(task.upload_path).exists()  # the attempt that owns it still needs it
+    assert filestore.uploads().exists(task.upload_path)  # the attempt that owns it still needs it
 
 
 def test_an_idle_worker_polls_as_often_as_the_setting_says_unless_told_otherwise(settings):

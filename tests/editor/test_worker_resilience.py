@@ -25,7 +25,7 @@ from django.db import InterfaceError, OperationalError, connection
 from django_tasks_db.management.commands import db_worker
 
 import editor.importing.tasks as import_tasks
-from editor import background
+from editor import background, filestore
 from editor.importing import limits
 from editor.importing.tasks import progress_of, start_import_task
 from editor.management.commands.task_worker import Worker
@@ -254,7 +254,7 @@ def test_a_partial_import_whose_worker_died_reports_what_it_kept(
         ("t2", "created"),
     ]
     assert progress_of(task)["percent"] == 30
-    assert not Path(task.upload_path).exists()
+    assert not filestore.uploads().exists(task.upload_path)
 
 
 def test_a_partial_import_taken_from_its_worker_commits_no_batch_after_its_account(

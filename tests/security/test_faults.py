@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from unittest import mock
 
 import pytest
 from django.db import OperationalError
 
+from editor import filestore
 from editor.importing.tasks import start_import_task
 from editor.models import (
     QueueAssignment,
@@ -162,7 +162,7 @@ def test_an_import_that_fails_midway_imports_nothing_and_says_so(
     assert "database" in task.error.lower() and "nothing was imported" in task.error
     assert task.finished_at is not None
     assert Transcript.all_objects.count() == before
-    assert task.upload_path and not os.path.exists(task.upload_path)
+    assert task.upload_path and not filestore.uploads().exists(task.upload_path)
 
 
 @pytest.fixture
