@@ -275,6 +275,11 @@ urlpatterns = [
         name="webhook-delete",
     ),
     path(
+        "datasets/<dataset:slug>/webhooks/<int:pk>/test/",
+        webhook_views.webhook_test,
+        name="webhook-test",
+    ),
+    path(
         "datasets/<dataset:slug>/webhooks/<int:pk>/deliveries/<int:delivery_pk>/resend/",
         webhook_views.delivery_resend,
         name="webhook-delivery-resend",

@@ -110,3 +110,17 @@ def delivery_resend(request, slug, pk, delivery_pk):
     endpoints.resend(delivery, request.user)
     messages.success(request, f"Delivery {delivery.message_id} queued again.")
     return redirect("webhook-detail", dataset.slug, endpoint.pk)
+
+
+@require_POST
+def webhook_test(request, slug, pk):
+    """Send a test event to the endpoint; its deliveries page shows how it went."""
+    dataset, endpoint = _endpoint(request, slug, pk)
+    delivery = endpoints.send_test(endpoint, request.user)
+    if endpoint.disabled_at is None:
+        messages.success(request, f"Test event {delivery.message_id} sent.")
+    else:
+        messages.warning(
+            request, "Test event queued: it is sent once the webhook is enabled again."
+        )
+    return redirect("webhook-detail", dataset.slug, endpoint.pk)

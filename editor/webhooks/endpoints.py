@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+import uuid
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -14,7 +15,7 @@ from django.utils import timezone
 from editor.errors import InvalidContent, NotAllowed, WebhookNotFound
 from editor.models import Dataset, DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from editor.webhooks.addresses import check_url
-from editor.webhooks.events import EVENTS
+from editor.webhooks.events import EVENTS, WEBHOOK_TEST
 from editor.webhooks.tasks import send_deliveries
 
 MAX_DESCRIPTION = 200
@@ -139,5 +140,30 @@ def resend(delivery: WebhookDelivery, author) -> WebhookDelivery:
     delivery.next_attempt_at = timezone.now()
     delivery.error = ""
     delivery.save(update_fields=["status", "attempts", "next_attempt_at", "error"])
+    transaction.on_commit(lambda: send_deliveries.enqueue(endpoint.pk))
+    return delivery
+
+
+def send_test(endpoint: WebhookEndpoint, author) -> WebhookDelivery:
+    """A ``webhook.test`` event to this endpoint only, whatever events it takes, signed and
+    sent like any other (a disabled endpoint holds it until enabled, as its other
+    deliveries): its delivery shows what the receiver answered."""
+    require_curator(endpoint.dataset, author)
+    now = timezone.now()
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        message_id=f"msg_{uuid.uuid4().hex}",
+        event_type=WEBHOOK_TEST,
+        payload={
+            "type": WEBHOOK_TEST,
+            "timestamp": now.isoformat().replace("+00:00", "Z"),
+            "data": {
+                "dataset": endpoint.dataset.slug,
+                "webhook_id": endpoint.pk,
+                "by": author.get_username(),
+            },
+        },
+        next_attempt_at=now,
+    )
     transaction.on_commit(lambda: send_deliveries.enqueue(endpoint.pk))
     return delivery

@@ -46,6 +46,8 @@ EVENTS = (
     EXPORT_READY,
     DATASET_VERSION_CREATED,
 )
+# Sent on demand to one endpoint (its "Send a test event" button), never subscribed to.
+WEBHOOK_TEST = "webhook.test"
 # What each event tells, in the words the webhooks page shows beside it.
 DESCRIPTIONS = {
     IMPORT_FINISHED: "an import ended (with its counts)",

@@ -75,6 +75,16 @@ def test_add_an_endpoint_see_a_delivery_and_resend_it(
     settled(page)
     screenshot("added")
 
+    # The receiver checked before any real event: a test event, signed like the others.
+    row.get_by_role("button", name="Send a test event").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".flash")).to_contain_text("Test event msg_")
+    tested = page.locator("tr[data-delivery]")
+    expect(tested).to_have_attribute("data-status", "succeeded")
+    expect(tested).to_contain_text("webhook.test")
+    assert receiver.requests[0]["verified"]
+    assert json.loads(receiver.requests[0]["body"])["data"]["by"] == "cur"
+
     # An event: a version of the dataset, created from its Versions page.
     page.goto(f"{live_server.url}/datasets/geo/")
     page.locator('[data-action="versions"]').click()
@@ -82,13 +92,16 @@ def test_add_an_endpoint_see_a_delivery_and_resend_it(
     page.keyboard.type("v1")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name="Version v1")).to_be_visible()
-    assert [body["type"] for body in receiver.delivered()] == ["dataset_version.created"]
-    assert receiver.requests[0]["verified"]
+    assert [body["type"] for body in receiver.delivered()] == [
+        "webhook.test",
+        "dataset_version.created",
+    ]
+    assert receiver.requests[1]["verified"]
 
     page.goto(f"{live_server.url}/datasets/geo/webhooks/")
     page.get_by_role("link", name=receiver.url).click()
-    delivery = page.locator("tr[data-delivery]")
-    expect(delivery).to_have_count(1)
+    delivery = page.locator("tr[data-delivery]").first  # newest first
+    expect(page.locator("tr[data-delivery]")).to_have_count(2)
     expect(delivery).to_have_attribute("data-status", "succeeded")
     expect(delivery).to_contain_text("dataset_version.created")
     expect(delivery).to_contain_text("Delivered")
@@ -106,8 +119,8 @@ def test_add_an_endpoint_see_a_delivery_and_resend_it(
 
     delivery.get_by_role("button", name="Resend").click()
     expect(page.locator(".flash")).to_contain_text("queued again")
-    expect(page.locator("tr[data-delivery]")).to_have_attribute("data-status", "succeeded")
-    first, second = receiver.requests
+    expect(page.locator("tr[data-delivery]").first).to_have_attribute("data-status", "succeeded")
+    _, first, second = receiver.requests
     assert first["headers"]["webhook-id"] == second["headers"]["webhook-id"]
     assert json.loads(first["body"]) == json.loads(second["body"])
     screenshot("resent")

@@ -710,6 +710,7 @@ MATRIX = [
     html(
         "webhook-delete", "POST", "/datasets/{slug}/webhooks/{webhook}/delete/", "403 403 403 302"
     ),
+    html("webhook-test", "POST", "/datasets/{slug}/webhooks/{webhook}/test/", "403 403 403 302"),
     html(
         "webhook-delivery-resend",
         "POST",
