@@ -2,10 +2,10 @@
 reading of its answer.
 
 Which questions a judge may answer (``JUDGEABLE_KINDS``): choice, multi_choice, rating and
-text, about the whole transcript. Not span (character ranges a model counts unreliably, and a
-wrong offset tags the wrong words) nor pairwise (its answer is about a turn's alternatives,
-shown in an order per person); not questions about each message (one request per message of
-every transcript: a later step).
+text, about the whole transcript or about each message (then asked once per message in the
+question's scope, its roles and channels, the prompt naming the message: ``{message}``). Not
+span (character ranges a model counts unreliably, and a wrong offset tags the wrong words)
+nor pairwise (its answer is about a turn's alternatives, shown in an order per person).
 
 The request asks for a JSON object ``{"value", "rationale"}`` constrained by a JSON schema
 built from the question (``response_format``); a server that refuses ``response_format`` (400)
@@ -30,8 +30,11 @@ from editor.labels import Question, definition_of
 from editor.models import Judge, JudgeRun, LabelSchema, ModelConnection, Transcript
 
 JUDGEABLE_KINDS = ("choice", "multi_choice", "rating", "text")
-PLACEHOLDERS = ("{transcript}", "{question}", "{options}")
+PLACEHOLDERS = ("{transcript}", "{question}", "{options}", "{message}")
 REQUIRED_PLACEHOLDERS = ("{transcript}", "{question}")
+# A question about each message: the prompt must say which message is meant.
+REQUIRED_FOR_MESSAGES = ("{message}",)
+FILLED = re.compile(r"\{(transcript|question|options|message)\}")
 MAX_TEMPLATE = 20_000
 MAX_RATIONALE = 2_000
 
@@ -47,13 +50,44 @@ The conversation:
 
 Answer with a JSON object: {"value": <your answer>, "rationale": "<one or two sentences>"}."""
 
+DEFAULT_MESSAGE_PROMPT_TEMPLATE = """You label one message of a conversation between a user and an \
+AI assistant.
+
+Question, about that message only: {question}
+{options}
+
+The conversation:
+<conversation>
+{transcript}
+</conversation>
+
+The message to label:
+<message>
+{message}
+</message>
+
+Answer with a JSON object: {"value": <your answer>, "rationale": "<one or two sentences>"}."""
+
 
 # --- attaching -------------------------------------------------------------------------------
 
 
 def judgeable(question: Question) -> bool:
     """A judge may answer ``question`` (see the module's docstring for why not the others)."""
-    return question.kind in JUDGEABLE_KINDS and question.applies_to in (None, "transcript")
+    return question.kind in JUDGEABLE_KINDS and question.applies_to in (
+        None,
+        "transcript",
+        "message",
+    )
+
+
+def about_messages(question: Question) -> bool:
+    """``question`` is asked about each message in its scope, not the whole transcript."""
+    return question.applies_to == "message"
+
+
+def default_template(question: Question) -> str:
+    return DEFAULT_MESSAGE_PROMPT_TEMPLATE if about_messages(question) else DEFAULT_PROMPT_TEMPLATE
 
 
 def judgeable_questions(schema: LabelSchema) -> list[Question]:
@@ -79,15 +113,14 @@ def attach_judge(
     if not judgeable(found):
         raise InvalidJudge(
             f"A judge answers choice, multi-choice, rating and text questions about the whole "
-            f"transcript; {question!r} is a {found.kind} question"
-            + (" about each message." if found.applies_to not in (None, "transcript") else "."),
+            f"transcript or each message; {question!r} is a {found.kind} question.",
             details={"field": "question", "kinds": list(JUDGEABLE_KINDS)},
         )
     if connection.dataset_id != schema.dataset_id:
         raise InvalidJudge(
             "The connection belongs to another dataset.", details={"field": "connection"}
         )
-    template = check_template(prompt_template or DEFAULT_PROMPT_TEMPLATE)
+    template = check_template(_template_for(found, prompt_template), found)
     try:
         with transaction.atomic():
             judge, _ = Judge.objects.update_or_create(
@@ -105,19 +138,32 @@ def attach_judge(
     return judge
 
 
+def _template_for(question: Question, given: str | None) -> str:
+    """``given``, or the question's default template when none was given or the default one
+    for the whole transcript came back unchanged (the Judges page's form shows it first)."""
+    if not given or given.replace("\r\n", "\n").strip() == DEFAULT_PROMPT_TEMPLATE.strip():
+        return default_template(question)
+    return given
+
+
 def detach_judge(judge: Judge, *, user) -> None:
     """Remove a judge; its runs go with it, its suggestions stay (``run`` set to null)."""
     _require_curator(judge.schema, user)
     judge.delete()
 
 
-def check_template(template: str) -> str:
+def check_template(template: str, question: Question | None = None) -> str:
+    """``template`` if it may prompt a judge of ``question``: not too long, with the
+    placeholders it needs ({message} too for a question about each message)."""
     if len(template) > MAX_TEMPLATE:
         raise InvalidJudge(
             f"The prompt template is longer than {MAX_TEMPLATE} characters.",
             details={"field": "prompt_template"},
         )
-    missing = [p for p in REQUIRED_PLACEHOLDERS if p not in template]
+    required = REQUIRED_PLACEHOLDERS
+    if question is not None and about_messages(question):
+        required += REQUIRED_FOR_MESSAGES
+    missing = [p for p in required if p not in template]
     if missing:
         raise InvalidJudge(
             "The prompt template must contain " + " and ".join(missing) + ".",
@@ -147,18 +193,40 @@ def options_text(question: Question) -> str:
     return f"Answer with a short text (at most {limit} characters)."
 
 
-def prompt(judge: Judge, question: Question, transcript: Transcript) -> str:
-    """``judge``'s template filled in. Placeholders are replaced, not ``str.format``ted: the
-    template and the transcript may hold braces of their own (JSON examples, code)."""
-    text = render_text(transcript.canonical(), ANNOTATOR, source_text=None)
-    filled = judge.prompt_template
-    for placeholder, value in (
-        ("{question}", question.prompt),
-        ("{options}", options_text(question)),
-        ("{transcript}", text),  # last: the transcript's own text is never searched again
-    ):
-        filled = filled.replace(placeholder, value)
-    return filled
+def prompt(
+    judge: Judge,
+    question: Question,
+    transcript: Transcript,
+    message_index: int | None = None,
+    *,
+    canonical=None,
+) -> str:
+    """``judge``'s template filled in (``message_index``: the message a question about each
+    message is asked about, named by ``{message}``). Placeholders are replaced in one pass
+    over the template, not ``str.format``ted: the template and the transcript may hold braces
+    of their own (JSON examples, code), and a value put in is never searched again."""
+    canonical = canonical if canonical is not None else transcript.canonical()
+    values = {
+        "question": question.prompt,
+        "options": options_text(question),
+        "transcript": render_text(canonical, ANNOTATOR, source_text=None),
+        "message": ""
+        if message_index is None
+        else message_text(canonical.messages[message_index], message_index),
+    }
+    return FILLED.sub(lambda found: values[found.group(1)], judge.prompt_template)
+
+
+def message_text(message, index: int) -> str:
+    """The message a judge is asked about, as ``{message}`` names it: its number, role and
+    channel, then its text."""
+    where = message.role + (f"/{message.channel}" if message.channel else "")
+    return f"Message #{index} ({where}):\n{message.content}"
+
+
+def messages_in_scope(question: Question, canonical) -> list[int]:
+    """The indexes of the messages of ``canonical`` that ``question`` is asked about."""
+    return [i for i, m in enumerate(canonical.messages) if question.applies_to_message(m)]
 
 
 def value_schema(question: Question) -> dict:
@@ -324,11 +392,15 @@ def ask(
     *,
     run: JudgeRun | None = None,
     constrained: bool = True,
+    message_index: int | None = None,
+    canonical=None,
 ) -> Answer:
-    """Ask ``judge`` about ``transcript`` once (the caller retries): with a constrained answer
-    unless ``constrained`` is False or the server refuses it (400), then without. Raises
-    ``ModelCallFailed`` or ``UnreadableAnswer``."""
-    messages = [{"role": "user", "content": prompt(judge, question, transcript)}]
+    """Ask ``judge`` about ``transcript`` (or its message ``message_index``) once (the caller
+    retries): with a constrained answer unless ``constrained`` is False or the server refuses
+    it (400), then without. ``canonical``: the transcript's messages when the caller has
+    them. Raises ``ModelCallFailed`` or ``UnreadableAnswer``."""
+    text = prompt(judge, question, transcript, message_index, canonical=canonical)
+    messages = [{"role": "user", "content": text}]
     refused = False
     call = dict(purpose="judge", dataset=judge.schema.dataset, transcript=transcript, run=run)
     if constrained:

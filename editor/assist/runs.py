@@ -30,7 +30,7 @@ from django.db import IntegrityError, OperationalError, connection
 from django.db.models import Count, Q, Sum
 
 from editor import background
-from editor.assist.judges import ask
+from editor.assist.judges import about_messages, ask, messages_in_scope
 from editor.errors import (
     ModelCallFailed,
     UnreadableAnswer,
@@ -39,6 +39,7 @@ from editor.labels import definition_of
 from editor.models import (
     Dataset,
     JudgeRun,
+    Message,
     ModelRequest,
     Suggestion,
     TaskStatus,
@@ -61,9 +62,35 @@ def backoff_seconds() -> float:
 
 
 def remaining(run: JudgeRun) -> list[int]:
-    """The run's targets without a suggestion from it, in order."""
+    """The run's transcripts not fully answered by it, in order: without its suggestion, or,
+    for a question about each message, with fewer suggestions from it than messages in the
+    question's scope."""
+    question = definition_of(run.schema_version).question(run.judge.question)
+    if question is not None and about_messages(question):
+        return _messages_remaining(run, question)
     done = set(Suggestion.objects.filter(run=run).values_list("transcript_id", flat=True))
     return [pk for pk in run.transcript_ids if pk not in done]
+
+
+def _messages_remaining(run: JudgeRun, question) -> list[int]:
+    """Two grouped queries: the messages in scope per transcript (the stored message rows'
+    roles and channels, as ``Question.applies_to_message`` reads them), and the run's
+    suggestions per transcript."""
+    in_scope = Message.objects.filter(transcript__dataset_id=run.dataset_id)
+    if question.roles:
+        in_scope = in_scope.filter(role__in=question.roles)
+    if question.channels:
+        in_scope = in_scope.filter(channel__in=question.channels)
+    expected = dict(
+        in_scope.values("transcript_id").annotate(n=Count("pk")).values_list("transcript_id", "n")
+    )
+    answered = dict(
+        Suggestion.objects.filter(run=run)
+        .values("transcript_id")
+        .annotate(n=Count("pk"))
+        .values_list("transcript_id", "n")
+    )
+    return [pk for pk in run.transcript_ids if answered.get(pk, 0) < expected.get(pk, 0)]
 
 
 # --- running --------------------------------------------------------------------------------
@@ -235,42 +262,82 @@ def _worker(run, question, work: queue.Queue, stop: threading.Event, pace: Pace,
         connection.close()
 
 
+@dataclass
+class _Failure:
+    error: str
+    attempts: int
+    unreachable: bool = False
+
+
 def _one(run, question, pk: int, stop: threading.Event, pace: Pace, tally: Tally) -> None:
+    """Ask about one transcript: once, or once per message in the question's scope that has
+    no suggestion from the run yet. A transcript is done when every ask succeeded; the first
+    failure of its messages is its failure (the others are still asked)."""
     transcript = Transcript.objects.filter(pk=pk, dataset_id=run.dataset_id).first()
     if transcript is None:
         _failed(tally, stop, pk, "The transcript is gone (deleted since the run started).", 0)
         return
-    constrained = True
+    canonical = transcript.canonical()
+    targets: list[int | None] = [None]
+    if about_messages(question):
+        answered = set(
+            Suggestion.objects.filter(run=run, transcript=transcript).values_list(
+                "message_index", flat=True
+            )
+        )
+        targets = [i for i in messages_in_scope(question, canonical) if i not in answered]
+    failure = None
+    constrained = True  # until the server refuses a constrained answer: then not again
+    for message_index in targets:
+        outcome = _ask(run, question, transcript, canonical, message_index, stop, pace, constrained)
+        if outcome is None:
+            return  # the run stopped: left unasked, a resume asks it
+        if isinstance(outcome, _Failure):
+            if message_index is not None:
+                outcome.error = f"Message #{message_index}: {outcome.error}"
+            failure = failure or outcome
+            if outcome.unreachable:
+                break  # the server is not answering: its other messages wait for a resume
+            continue
+        constrained = not outcome.refused_response_format
+        _record(run, question, transcript, outcome, message_index)
+    if failure is not None:
+        _failed(tally, stop, pk, failure.error, failure.attempts, failure.unreachable)
+        return
+    with tally.lock:
+        tally.done += 1
+        tally.unreachable_in_a_row = 0
+
+
+def _ask(run, question, transcript, canonical, message_index, stop, pace, constrained):
+    """One target asked, with retries: its ``Answer``, a ``_Failure``, or None when the run
+    stopped first."""
     for attempt in range(1, MAX_ATTEMPTS + 1):
         pace.wait(stop)
         if stop.is_set():
-            return  # left unasked: a resume asks it
+            return None
         try:
-            answer = ask(run.judge, question, transcript, run=run, constrained=constrained)
+            return ask(
+                run.judge,
+                question,
+                transcript,
+                run=run,
+                constrained=constrained,
+                message_index=message_index,
+                canonical=canonical,
+            )
         except UnreadableAnswer as unreadable:
-            _failed(tally, stop, pk, unreadable.message, attempt, unreachable=False)
-            return
+            return _Failure(unreadable.message, attempt)
         except ModelCallFailed as failure:
             if failure.details.get("status_code") == 400 and not constrained:
-                _failed(tally, stop, pk, failure.message, attempt, unreachable=False)
-                return
+                return _Failure(failure.message, attempt)
             wait = _wait_before_retry(failure, attempt)
             if wait is None:
-                _failed(
-                    tally,
-                    stop,
-                    pk,
-                    failure.message,
-                    attempt,
-                    unreachable=failure.details.get("status_code") is None,
-                )
-                return
+                unreachable = failure.details.get("status_code") is None
+                return _Failure(failure.message, attempt, unreachable)
             if stop.wait(wait):
-                return  # left unasked: a resume asks it
-            continue
-        constrained = not answer.refused_response_format
-        _record(run, question, transcript, answer, tally)
-        return
+                return None
+    return None  # pragma: no cover - the last attempt returns
 
 
 def _wait_before_retry(failure: ModelCallFailed, attempt: int) -> float | None:
@@ -285,20 +352,18 @@ def _wait_before_retry(failure: ModelCallFailed, attempt: int) -> float | None:
     return base * (1 + random.random() / 4)  # jitter: retries of many items do not align
 
 
-def _record(run, question, transcript, answer, tally: Tally) -> None:
+def _record(run, question, transcript, answer, message_index: int | None) -> None:
     with contextlib.suppress(IntegrityError):  # a recovered attempt of this run wrote it
         Suggestion.objects.create(
             transcript=transcript,
             schema_version=run.schema_version,
             question=question.key,
+            message_index=message_index,
             value=answer.value,
             rationale=answer.rationale,
             run=run,
             model=answer.model,
         )
-    with tally.lock:
-        tally.done += 1
-        tally.unreachable_in_a_row = 0
 
 
 def _failed(

@@ -60,6 +60,7 @@ def accept(suggestion: Suggestion, *, user) -> Annotation:
             schema=schema,
             question=suggestion.question,
             value=suggestion.value,
+            message_index=suggestion.message_index,
         )
         Suggestion.objects.filter(pk=suggestion.pk).update(
             accepted_by=user, accepted_at=timezone.now()
@@ -92,18 +93,28 @@ def with_suggestions(transcript: Transcript, user, questions: list[dict]) -> lis
 
 
 def export_rows(transcript: Transcript) -> list[dict]:
-    """The newest suggestion per question about ``transcript``, as an export's
-    ``suggestions`` (``with_suggestions``): each marked ``"source": "model"``, apart from the
-    people's ``annotations``."""
-    newest: dict[tuple[int, str], Suggestion] = {}
+    """The newest suggestion per question about ``transcript`` (and per message, for a
+    question about each message: ``"message": index``), as an export's ``suggestions``
+    (``with_suggestions``): each marked ``"source": "model"``, apart from the people's
+    ``annotations``."""
+    newest: dict[tuple, Suggestion] = {}
     for suggestion in (
-        Suggestion.objects.filter(transcript=transcript, message_index__isnull=True)
+        Suggestion.objects.filter(transcript=transcript)
         .select_related("schema_version__schema", "accepted_by")
         .order_by("-created_at", "-pk")
     ):
-        newest.setdefault((suggestion.schema_version_id, suggestion.question), suggestion)
-    return [
-        {
+        key = (suggestion.schema_version_id, suggestion.question, suggestion.message_index)
+        newest.setdefault(key, suggestion)
+    rows = []
+    for s in sorted(
+        newest.values(),
+        key=lambda s: (
+            s.schema_version_id,
+            s.question,
+            -1 if s.message_index is None else s.message_index,
+        ),
+    ):
+        row = {
             "source": "model",
             "model": s.model,
             "schema": s.schema_version.schema.name,
@@ -114,5 +125,38 @@ def export_rows(transcript: Transcript) -> list[dict]:
             "run": s.run_id,
             "accepted_by": s.accepted_by.get_username() if s.accepted_by else None,
         }
-        for s in sorted(newest.values(), key=lambda s: (s.schema_version_id, s.question))
-    ]
+        if s.message_index is not None:
+            row["message"] = s.message_index
+        rows.append(row)
+    return rows
+
+
+def with_message_suggestions(transcript: Transcript, user, labels_by_message: dict) -> dict:
+    """``labels_by_message`` (``presentation.transcript_view.message_labels``'s) with the
+    model's newest suggestion on each message's questions (``suggestion``), pre-selected
+    (``suggested``) where ``user`` has not answered; nothing for a role that does not read
+    them. One query, none without questions about messages."""
+    if not labels_by_message or not transcript.dataset.sees_hidden(user):
+        return labels_by_message
+    wanted = {
+        (q["schema"].current_version_id, q["question"].key)
+        for labels in labels_by_message.values()
+        for q in labels.questions
+    }
+    if not wanted:
+        return labels_by_message
+    found: dict[tuple[int, int, str], Suggestion] = {}
+    for suggestion in Suggestion.objects.filter(
+        transcript=transcript,
+        message_index__in=list(labels_by_message),
+        schema_version__in={version for version, _ in wanted},
+    ).order_by("-created_at", "-pk"):
+        key = (suggestion.message_index, suggestion.schema_version_id, suggestion.question)
+        found.setdefault(key, suggestion)
+    for index, labels in labels_by_message.items():
+        for q in labels.questions:
+            suggestion = found.get((index, q["schema"].current_version_id, q["question"].key))
+            q["suggestion"] = suggestion
+            if suggestion is not None and q["value"] is None:
+                q["value"], q["suggested"] = suggestion.value, True
+    return labels_by_message

@@ -47,7 +47,7 @@ def suggestion_accept(request, pk):
             "schema": schema,
             "question": question,
             "value": annotation.value,
-            "index": None,
+            "index": suggestion.message_index,
             "suggestion": suggestion,
         },
     )

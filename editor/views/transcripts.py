@@ -67,7 +67,12 @@ def transcript_context(
         # Tokens per message and in all, against the dataset's context length (editor.tokens).
         "token_budget": tokens.budget(transcript),
         "transitions": workflow.allowed_transitions(transcript, request.user),
-        "labels_by_message": message_labels(transcript, request.user, message_questions)
+        # The model's suggestions on them too (one query, only when messages are asked about).
+        "labels_by_message": suggestions.with_message_suggestions(
+            transcript,
+            request.user,
+            message_labels(transcript, request.user, message_questions),
+        )
         if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
         else {},
         "spec_ids": formats.spec_ids(),
@@ -211,6 +216,8 @@ def message_list_context(view, focus_page: int) -> dict:
     context = {"view": view, **_window(view, focus_page, focus_page)}
     if view.source is not None:
         context["segments"] = source_segments(view)
+        # A very long source is shown in part (transcript_view._view): say so.
+        context["source_is_part"] = len(view.source) < len(view.transcript.source_text or "")
     return context
 
 
