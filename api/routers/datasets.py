@@ -7,7 +7,7 @@ from ninja.pagination import paginate
 
 from editor import membership
 from editor.errors import NotAllowed
-from editor.exporting import export_dataset
+from editor.exporting import export_dataset, in_pieces
 from editor.exporting.tasks import check_export_allowed
 from editor.models import Dataset
 from editor.visibility import visible_dataset
@@ -249,7 +249,9 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         over_context=options.over_context,
     )
     body = lines.with_summary_line() if options.summary else lines
-    response = StreamingHttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
+    response = StreamingHttpResponse(
+        in_pieces(body), content_type="application/x-ndjson; charset=utf-8"
+    )
     name = f"{dataset.slug}-{options.spec or options.format}.jsonl"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -26,7 +26,7 @@ other top-level keys of the OpenAI document are left out and reported as losses.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -387,6 +387,28 @@ def _chat_row(
     )
     row = {key: document[key] for key in CHAT_ROW_KEYS if key in document}
     return row, ExportedTranscript(text, MESSAGES_SPEC, losses, origins)
+
+
+# A streamed export's response is written in pieces of about this many characters: the
+# server sends each piece it is given on its own (one system call a line otherwise).
+STREAM_PIECE_CHARS = 64 * 1024
+
+
+def in_pieces(lines: Iterable[str], size: int = STREAM_PIECE_CHARS) -> Iterator[bytes]:
+    """``lines`` joined into pieces of at least ``size`` characters (the last one shorter),
+    UTF-8 encoded, for a ``StreamingHttpResponse``. The lines are still read one at a time,
+    so memory stays bounded by a piece."""
+    piece: list[str] = []
+    length = 0
+    for line in lines:
+        piece.append(line)
+        length += len(line)
+        if length >= size:
+            yield "".join(piece).encode()
+            piece.clear()
+            length = 0
+    if piece:
+        yield "".join(piece).encode()
 
 
 def export_dataset(

@@ -72,11 +72,12 @@ def serialize(transcript: Transcript, spec: str | None = None, *, one_line: bool
     Messages unchanged since parsing keep their exact source text; edited ones are written
     in the spec's canonical form.
 
-    ``one_line``: a JSON document written afresh goes on one line, as if it had been read
-    from one line (``json_support.detect_indent``), for a caller that reads the value back
-    and drops the layout (an export line embeds the document). Python's JSON encoder is
-    written in C for one line only: indented JSON takes its pure-Python path, four times as
-    long. Text specs ignore it.
+    ``one_line``: a JSON document a writer would indent (``json_support.dumps``) goes on
+    one line, as if it had been read from one line (``json_support.detect_indent``), for a
+    caller that reads the value back and drops the layout (an export line embeds the
+    document). Python's JSON encoder is written in C for one line only: indented JSON takes
+    its pure-Python path, four times as long. The value is the same; text specs and JSON
+    specs with a layout of their own (chatml-json's token lines) ignore it.
     """
     if one_line:
         transcript = replace(transcript, layout={**transcript.layout, "indent": None})
