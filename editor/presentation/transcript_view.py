@@ -15,11 +15,12 @@ from itertools import pairwise
 
 from editor import formats
 from editor.formats.model import SEMANTIC_FIELDS
-from editor.formats.render import ANNOTATOR, END_USER, RenderedItem, render
+from editor.formats.render import ANNOTATOR, DEBUG, END_USER, RenderedItem, render, token_spans
 from editor.formats.validate.pairing import pair_calls
 from editor.labels import annotations
 from editor.models import Transcript
 from editor.presentation.display import Part, Turn, display_turns
+from editor.presentation.source_window import is_windowed, source_window
 from editor.presentation.training import TRAINING, convention_of, training_masks
 
 PAGE_SIZE = 50
@@ -189,14 +190,24 @@ def _view(transcript: Transcript, audience: str, convention: str | None = None) 
     if audience == TRAINING:
         masks = training_masks(transcript, convention, canonical=canonical)
     shown_as = ANNOTATOR if audience == TRAINING else audience
-    rendered = render(canonical, shown_as, source_text=transcript.source_text or None)
+    source_text = transcript.source_text or None
+    if audience == DEBUG and source_text is not None and is_windowed(source_text):
+        # A source too long to edit whole is too long to highlight whole in the page (a mark
+        # per control token: 106 MB of HTML for 19.5 MB): its first part is shown, and the
+        # source page has the rest, a part at a time (presentation.source_window).
+        rendered = render(canonical, ANNOTATOR)
+        window = source_window(source_text, transcript.spec)
+        source, spans = window.text, tuple(token_spans(window.text, transcript.spec))
+    else:
+        rendered = render(canonical, shown_as, source_text=source_text)
+        source, spans = rendered.source, rendered.spans
     pairs = pair_calls(canonical.messages) if audience != END_USER else {}
     return TranscriptView(
         transcript,
         audience,
         display_turns(canonical, rendered, source_text=transcript.source_text),
-        rendered.source,
-        rendered.spans,
+        source,
+        spans,
         pairs=pairs,
         replies=_replies_by_call(pairs),
         counts=_diagnostic_counts(transcript.diagnostics) if audience != END_USER else Counter(),

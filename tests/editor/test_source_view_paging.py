@@ -121,3 +121,11 @@ def test_a_json_document_is_cut_at_line_ends():
     second = source_window(text, "openai-messages", at=window.end)
     assert second.first_line == window.last_line + 1 and second.previous == 0
     assert second.start == window.end and text[second.start - 1] == "\n"
+
+
+def test_the_debug_page_of_a_huge_transcript_highlights_the_sources_first_part(logged_in, huge):
+    response = logged_in.get(f"/transcripts/{huge.pk}/", {"audience": "debug"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'data-testid="debug-source-part"' in page
+    assert len(page.encode()) < 2 * PAGE_BYTES  # the source's first part and a page of cards
