@@ -5,7 +5,12 @@ transcript: ``Transcript.token_count`` (the total, for the list's sort and "over
 filter) and ``Transcript.token_counts``::
 
     {"tokenizer": key, "version": n, "total": t, "framing": f,
-     "messages": [tokens of message 0, …], "channels": {"analysis": …, "": no channel}}
+     "messages": [tokens of message 0, …], "channels": {"analysis": …, "": no channel},
+     "trainable": [tokens message 0 trains on when trained, …]}
+
+``trainable`` is what the training view (``editor.presentation.training``) shows as a trained
+message's tokens (``editor.formats.tokens``, "Counts"), read from here while the counts are
+current instead of counted on every request (``trainable_counts``).
 
 Counts under another tokenizer key or version are stale (``is_current``). The write path
 (``editor.storage``) calls ``counts_for`` with what it is about to store, so counts are
@@ -78,6 +83,7 @@ def record(counts: core.Counts, key: str, version: int) -> dict[str, Any]:
         "framing": counts.framing,
         "messages": [m.tokens for m in counts.messages],
         "channels": dict(counts.channels),
+        "trainable": list(counts.trainable),
     }
 
 
@@ -89,6 +95,19 @@ def is_current(transcript: Transcript, key: str | None) -> bool:
         and stored.get("tokenizer") == key
         and stored.get("version") == transcript.version
     )
+
+
+def trainable_counts(transcript: Transcript) -> list[int] | None:
+    """Per message, the tokens it trains on when trained, from the stored counts; None when
+    they are not current (another tokenizer, an older version, counted before ``trainable``
+    was stored, or no tokenizer): the caller counts then."""
+    setting = setting_of(transcript.dataset_id)
+    if setting is None or not is_current(transcript, setting.key):
+        return None
+    found = transcript.token_counts.get("trainable")
+    if not isinstance(found, list) or len(found) != transcript.message_count:
+        return None
+    return found
 
 
 def counts_for(

@@ -13,6 +13,12 @@ Counting is exact: ``counts.total`` is ``len(tokenizer.encode(text))`` of the re
 control tokens encoded as the tokenizer's special tokens where it has them. A message's
 count is the number of tokens that start inside its span of that text; tokens that start
 between messages (a document header, separators) are ``framing``.
+
+``counts.trainable`` is, per message, what a training run trains on when it trains that
+message, as ``editor.formats.training`` counts it, so that the training view reads it from
+the stored counts instead of counting again: in a text spec counted as itself, the tokens of
+its content and end token (its span less its header, as ``training`` splits it); otherwise
+the tokens of its logical content alone.
 """
 
 from __future__ import annotations
@@ -23,14 +29,17 @@ import os
 import threading
 from bisect import bisect_left
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import accumulate, pairwise
-from typing import Any, Protocol
+from itertools import pairwise
+from typing import Any, NamedTuple, Protocol
 
+from .codecs.bodytext import logical_text
 from .convert import map_transcript_traced
 from .model import Transcript
 from .parsing import parse, serialize
 from .specs import TEXT_SPECS
+from .training import _pieces as message_pieces  # one definition of where a header ends
 
 # The encodings offered, each with where tiktoken would fetch its rank file and that file's
 # SHA-256 (as tiktoken_ext.openai_public names them). o200k_harmony is o200k_base's ranks
@@ -51,6 +60,8 @@ ENCODINGS = tuple(RANKS_OF)
 ENV_DIR = "OCM_TIKTOKEN_DIR"
 # Messages with no channel are counted under this key of ``Counts.channels``.
 NO_CHANNEL = ""
+# Threads encoding a batch (tiktoken's encode_batch uses as many; its encoder releases the GIL).
+ENCODE_THREADS = 8
 
 # A JSON wire form is counted in the text spec it is trained as (docs/formats.md, "Tokens").
 TEXT_COUNTERPART = {
@@ -92,7 +103,7 @@ class TiktokenTokenizer:
     def __init__(self, encoding: Any):
         self.encoding = encoding
         self.name = encoding.name
-        self._byte_lengths: list[int] | None = None
+        self._byte_lengths = None  # a numpy array, built when counting first needs it
         self._lock = threading.Lock()
 
     def encode(self, text: str) -> list[int]:
@@ -110,18 +121,27 @@ class TiktokenTokenizer:
     def segment_counts_batch(
         self, texts: Sequence[str], cuts: Sequence[Sequence[int]]
     ) -> list[list[int]]:
-        # Each text is encoded whole (one encode_batch, threaded) and its tokens placed by
+        # Each text is encoded whole (threaded, as encode_batch does) and its tokens placed by
         # their byte offsets: exact whatever the cuts (a token across a cut counts where it
         # starts). Encoding the pieces instead was 3 times slower: many short texts cost more to
-        # hand to the threads than to encode (docs/performance.md).
-        encoded = self._encode_batch(texts)
-        lengths = self._token_byte_lengths()
+        # hand to the threads than to encode. The tokens stay in tiktoken's own buffer (a numpy
+        # array: no Python int per token) and are placed with numpy instead of a Python loop
+        # over every token (docs/performance.md, "Token counts", has the figures).
+        import numpy  # tiktoken's encode_to_numpy imports it too; only counting needs it
+
+        with ThreadPoolExecutor(ENCODE_THREADS) as pool:
+            encoded = list(pool.map(self._encode_array, texts))
+        lengths = self._token_byte_length_array(numpy)
         return [
-            _place(tokens, lengths, text, at)
+            _place_array(numpy, tokens, lengths, text, at)
             for tokens, text, at in zip(encoded, texts, cuts, strict=True)
         ]
 
-    def _token_byte_lengths(self) -> list[int]:
+    def _encode_array(self, text: str):
+        return self.encoding.encode_to_numpy(text, allowed_special="all", disallowed_special=())
+
+    def _token_byte_length_array(self, numpy):
+        """Each token's length in bytes, by token id (built once)."""
         with self._lock:
             if self._byte_lengths is None:
                 encoding = self.encoding
@@ -130,14 +150,17 @@ class TiktokenTokenizer:
                     lengths[rank] = len(token)
                 for token, rank in encoding._special_tokens.items():
                     lengths[rank] = len(token.encode("utf-8"))
-                self._byte_lengths = lengths
+                self._byte_lengths = numpy.asarray(lengths, dtype=numpy.int64)
             return self._byte_lengths
 
 
-def _place(tokens: list[int], lengths: list[int], text: str, cuts: Sequence[int]) -> list[int]:
-    """Tokens per piece of ``text``, a token counted in the piece its first byte is in."""
-    starts = list(accumulate(map(lengths.__getitem__, tokens), initial=0))
-    return _counts_by_start(starts, len(tokens), _byte_offsets(text, cuts))
+def _place_array(numpy, tokens, lengths, text: str, cuts: Sequence[int]) -> list[int]:
+    """Tokens per piece of ``text``, a token counted in the piece its first byte is in
+    (``tokens`` and ``lengths``, each token id's byte length, as numpy arrays)."""
+    sizes = lengths[tokens]
+    starts = numpy.cumsum(sizes) - sizes
+    upto = numpy.searchsorted(starts, _byte_offsets(text, cuts), side="left").tolist()
+    return [b - a for a, b in zip([0, *upto], [*upto, len(tokens)], strict=True)]
 
 
 def _byte_offsets(text: str, cuts: Sequence[int]) -> list[int]:
@@ -310,8 +333,9 @@ def huggingface_tokenizer(json_text: str | bytes, name: str = "") -> HuggingFace
 # -- counting transcripts -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MessageCount:
+class MessageCount(NamedTuple):
+    # A named tuple: one is made per message counted, and a frozen dataclass's __init__
+    # (object.__setattr__ per field) takes about 2.5 times as long to make one.
     index: int
     role: str
     channel: str | None
@@ -337,6 +361,7 @@ class Counts:
     framing: int
     total: int
     channels: dict[str, int] = field(default_factory=dict)
+    trainable: tuple[int, ...] = ()  # per message: what training it trains on (module doc)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -346,6 +371,7 @@ class Counts:
             "framing": self.framing,
             "messages": [m.to_dict() for m in self.messages],
             "channels": dict(self.channels),
+            "trainable": list(self.trainable),
         }
 
 
@@ -370,6 +396,8 @@ class _Layout:
     text: str
     spans: list[tuple[int, int]]
     origins: list[tuple[int, ...]]
+    # Where each message's header ends (a text spec counted as itself), else None.
+    header_ends: list[int] | None = None
 
 
 def _layout(transcript: Transcript, tokenizer_name: str) -> _Layout:
@@ -386,7 +414,20 @@ def _layout(transcript: Transcript, tokenizer_name: str) -> _Layout:
         if spans is None or len(spans) != len(origins):
             # The text does not parse back into its messages: it is all framing.
             spans, origins = [], []
-    return _Layout(text, spans, list(origins))
+        else:
+            rendered = reparsed
+    header_ends = None
+    if target == transcript.spec and spans:
+        header_ends = [
+            _header_end(text, begin, end, message.content)
+            for (begin, end), message in zip(spans, rendered.messages, strict=True)
+        ]
+    return _Layout(text, spans, list(origins), header_ends)
+
+
+def _header_end(text: str, begin: int, end: int, content: str | None) -> int:
+    first = message_pieces(text, begin, end, content or "")[0]
+    return first[2] if first[0] == "header" else begin
 
 
 def _spans_as_parsed(transcript: Transcript, text: str) -> list[tuple[int, int]] | None:
@@ -413,25 +454,55 @@ def token_counts(transcript: Transcript, tokenizer: Tokenizer) -> Counts:
 def token_counts_batch(transcripts: Sequence[Transcript], tokenizer: Tokenizer) -> list[Counts]:
     """``token_counts`` of many transcripts with one batched encode."""
     layouts = [_layout(t, tokenizer.name) for t in transcripts]
-    cuts = [[c for span in layout.spans for c in span] for layout in layouts]
+    cuts = [_cuts(layout) for layout in layouts]
     pieces = tokenizer.segment_counts_batch([layout.text for layout in layouts], cuts)
     return [
-        _counts(transcript, layout, piece_counts, tokenizer.name)
+        _counts(transcript, layout, piece_counts, tokenizer)
         for transcript, layout, piece_counts in zip(transcripts, layouts, pieces, strict=True)
     ]
 
 
-def _counts(transcript: Transcript, layout: _Layout, pieces: list[int], name: str) -> Counts:
-    # pieces: framing, message 0, framing, message 1, …, framing (empty spans count 0).
+def _cuts(layout: _Layout) -> list[int]:
+    """Where the pieces of ``layout.text`` are cut: each message's span, and where its header
+    ends when known."""
+    if layout.header_ends is None:
+        return [c for span in layout.spans for c in span]
+    return [
+        c
+        for (begin, end), header_end in zip(layout.spans, layout.header_ends, strict=True)
+        for c in (begin, header_end, end)
+    ]
+
+
+def _counts(
+    transcript: Transcript, layout: _Layout, pieces: list[int], tokenizer: Tokenizer
+) -> Counts:
+    # pieces: framing, message 0, framing, message 1, …, framing (empty spans count 0); with
+    # header ends, each message is two pieces: its header, then the rest.
+    name = tokenizer.name
     per_message = [0] * len(transcript.messages)
-    framing = sum(pieces[0::2])
+    trainable = None
+    if layout.header_ends is None:
+        framing = sum(pieces[0::2])
+        in_messages = pieces[1::2]
+    else:
+        framing = sum(pieces[0::3])
+        rests = pieces[2::3]
+        in_messages = [header + rest for header, rest in zip(pieces[1::3], rests, strict=True)]
+        trainable = tuple(rests)  # counted as itself: rendered message i is message i
     for rendered_index, origin in enumerate(layout.origins):
-        tokens = pieces[2 * rendered_index + 1]
+        tokens = in_messages[rendered_index]
         if origin:
             # A rendered message written from several is counted on the first of them.
             per_message[origin[0]] += tokens
         else:
             framing += tokens  # a message the conversion generated
+    if trainable is None:
+        spec = transcript.spec
+        trainable = tuple(
+            tokenizer.count(logical_text(spec, m.content)) if m.content else 0
+            for m in transcript.messages
+        )
     messages = tuple(
         MessageCount(i, m.role, m.channel, per_message[i])
         for i, m in enumerate(transcript.messages)
@@ -447,4 +518,5 @@ def _counts(transcript: Transcript, layout: _Layout, pieces: list[int], name: st
         framing=framing,
         total=sum(pieces),
         channels=channels,
+        trainable=trainable,
     )

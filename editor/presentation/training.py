@@ -9,8 +9,10 @@ hidden channels, so the roles that see the annotator rendering see it too.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from editor import tokens as stored_tokens
 from editor.formats import tokens, training
 from editor.models import Dataset, DatasetTokenizer, Transcript
 from editor.models.tokenizers import TokenizerKind
@@ -52,17 +54,35 @@ def training_masks(
     transcript: Transcript, convention: str, *, canonical=None
 ) -> list[training.MessageMask]:
     """The masks of ``transcript`` under ``convention``, with trained tokens when its
-    dataset's tokenizer can count."""
+    dataset's tokenizer can count: read from the stored counts while they are current
+    (``editor.tokens.trainable_counts``), counted otherwise."""
     canonical = canonical if canonical is not None else transcript.canonical()
-    return training.training_mask(canonical, convention, tokenizer=dataset_tokenizer(transcript))
+    stored = stored_tokens.trainable_counts(transcript)
+    if stored is None:
+        return training.training_mask(
+            canonical, convention, tokenizer=dataset_tokenizer(transcript)
+        )
+    masks = training.training_mask(canonical, convention)
+    return [
+        dataclasses.replace(mask, trained_tokens=stored[mask.index] if mask.trained else 0)
+        for mask in masks
+    ]
 
 
 def training_rendering(transcript: Transcript, convention: str | None) -> dict[str, Any]:
     """The API's ``audience=training``: the annotator rendering, each item with ``trained``,
     ``trained_reason``, the ``parts`` / ``spans`` of a text spec and ``trained_tokens``;
-    the ``convention`` used and the ``trained_tokens`` total (when counted)."""
-    return training.render_training(
-        transcript.canonical(),
-        convention_of(transcript, convention),
-        tokenizer=dataset_tokenizer(transcript),
-    )
+    the ``convention`` used and the ``trained_tokens`` total (when counted; from the stored
+    counts while they are current, as ``training_masks``)."""
+    canonical = transcript.canonical()
+    convention = convention_of(transcript, convention)
+    stored = stored_tokens.trainable_counts(transcript)
+    if stored is None:
+        return training.render_training(
+            canonical, convention, tokenizer=dataset_tokenizer(transcript)
+        )
+    rendered = training.render_training(canonical, convention)
+    for item in rendered["items"]:
+        item["trained_tokens"] = stored[item["index"]] if item["trained"] else 0
+    rendered["trained_tokens"] = sum(item["trained_tokens"] for item in rendered["items"])
+    return rendered
