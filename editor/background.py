@@ -85,8 +85,9 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _process_is_gone(worker: str) -> bool:
-    """Whether ``worker`` ran on this host and its process no longer exists."""
+def process_is_gone(worker: str) -> bool:
+    """Whether ``worker`` (``host:pid``, as ``worker_id``) ran on this host and its process no
+    longer exists."""
     host, _, pid = worker.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return False
@@ -195,7 +196,7 @@ def is_dead(task: TrackedTask, now=None) -> bool:
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.OCM_TASK_STALE_AFTER)
     beat = task.heartbeat_at or task.started_at
-    return _process_is_gone(task.worker) or beat is None or beat < stale_before
+    return process_is_gone(task.worker) or beat is None or beat < stale_before
 
 
 def recover(task: TrackedTask, recovery: Recovery) -> bool:

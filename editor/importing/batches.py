@@ -112,6 +112,11 @@ class Importer:
         # system behind a management command) carries them over from a file, so that a dataset
         # moved by export and import keeps them. Everyone else's new transcripts are drafts.
         self.keeps_status = author is None or dataset.can_curate(author)
+        # A staged import (``editor.importing.staging``) creates into ``stage`` and keeps its
+        # updates of existing transcripts for its last transaction (``deferred``).
+        self.stage: Dataset | None = None
+        self.deferred: list[tuple[ImportItem, NewTranscript]] = []
+        self.staged_ids: list[int] = []
 
     def run(
         self, candidates: Iterable[Candidate], before_commit: ProgressCallback | None = None
@@ -143,6 +148,18 @@ class Importer:
         """All or nothing, second phase (in the caller's transaction): write every batch."""
         for batch in prepared:
             self._write(batch)
+
+    def write_batch(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+        """One batch of a staged import (in the caller's transaction): its new transcripts
+        into the stage, its updates kept for ``write_deferred``."""
+        self._write(batch)
+
+    def write_deferred(self) -> None:
+        """A staged import's updates, in its last transaction (the stage set aside first):
+        looked up again there, so an edit made meanwhile is updated from, not overwritten."""
+        deferred, self.deferred = self.deferred, []
+        if deferred:
+            self._write(deferred)
 
     def _prepared_batches(self, candidates: Iterable[Candidate]):
         """Batches of (place in the report, item, prepared transcript), read and checked."""
@@ -226,6 +243,8 @@ class Importer:
             current = existing.get(new.external_id) if new.external_id else None
             if current is None:
                 to_create.append((item, new))
+            elif self.stage is not None:
+                self.deferred.append((item, new))
             else:
                 self._update(item, new, current)
         if to_create:
@@ -241,6 +260,7 @@ class Importer:
                     kind=RevisionKind.IMPORT,
                     note=self.notes[Action.CREATED],
                     checked=True,  # by _prepare, item by item
+                    into=self.stage,
                 )
                 for (_, new), transcript in zip(batch, created, strict=True):
                     record_imported_pair(transcript, new, self.author)
@@ -256,6 +276,8 @@ class Importer:
         for (item, _), transcript in zip(batch, created, strict=True):
             self.report.record(item, Action.CREATED)
             item.transcript_id = transcript.pk
+        if self.stage is not None:
+            self.staged_ids.extend(transcript.pk for transcript in created)
 
     def _update(self, item: ImportItem, new: NewTranscript, current: Transcript) -> None:
         item.transcript_id = current.pk

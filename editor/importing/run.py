@@ -9,11 +9,13 @@ from typing import IO
 from django.db import transaction
 
 from editor.db import planner_stats
+from editor.db.writers import one_writer_at_a_time
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
 from editor.importing.batches import Importer, OnConflict
 from editor.importing.preference import SHAPES
 from editor.importing.report import ImportReport, ProgressCallback
 from editor.importing.sources import Kind, open_source
+from editor.importing.staging import write_staged
 from editor.models import Dataset, Message, Transcript
 from editor.storage.create import BATCH_SIZE
 
@@ -48,7 +50,9 @@ def import_transcripts(
     All or nothing, the import reads, parses and checks every item first, outside any
     transaction (the prepared items are kept on disk past a size, so memory stays flat), and
     only then writes them all in one transaction: the database's write lock is held for the
-    writing alone, not for the reading. ``progress`` is called outside any transaction in
+    writing alone, not for the reading. On SQLite, whose one write lock would hold every other
+    writer for the whole write, the new transcripts are written batch by batch into a stage
+    nobody sees and moved into the dataset in that one last transaction (``staging``). ``progress`` is called outside any transaction in
     that first phase. ``before_commit`` is called inside that transaction once everything is
     written, with the report: what it writes commits with the import, and what it raises
     rolls the import back (a task records its success with the data it describes). A partial
@@ -85,14 +89,19 @@ def import_transcripts(
                     report.mark_rolled_back()
                     raise ImportRejected(report)
                 _require_items(report, name, source)
-                with transaction.atomic():
-                    importer.write_all(prepared)
-                    if report.failed:  # another import took an id meanwhile
-                        report.mark_rolled_back()
-                        raise ImportRejected(report)
-                    report.committed = True
-                    if before_commit is not None:
-                        before_commit(report)
+                if one_writer_at_a_time():
+                    # Short transactions into a stage, moved in one at the end: a save
+                    # waits for one batch, not for the whole write (``staging``).
+                    write_staged(importer, prepared, before_commit)
+                else:
+                    with transaction.atomic():
+                        importer.write_all(prepared)
+                        if report.failed:  # another import took an id meanwhile
+                            report.mark_rolled_back()
+                            raise ImportRejected(report)
+                        report.committed = True
+                        if before_commit is not None:
+                            before_commit(report)
     _require_items(report, name, source)
     report.committed = True
     if report.counts["created"] + report.counts["updated"] >= LARGE_IMPORT:

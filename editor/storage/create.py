@@ -51,11 +51,14 @@ def create_transcripts(
     kind: str = RevisionKind.CREATE,
     note: str = "",
     checked: bool = False,
+    into: Dataset | None = None,
 ) -> list[Transcript]:
     """Add transcripts in bulk: rows, messages and first revisions, a few queries per batch.
 
     ``checked``: the caller already ran ``check_storable`` on every item (the importer does,
-    to report each item), so it is not run twice.
+    to report each item), so it is not run twice. ``into``: the rows go into this dataset
+    instead (an import's staging dataset, moved into ``dataset`` once everything is written:
+    ``editor.importing.staging``), counted under ``dataset``'s tokenizer all the same.
     """
     check_note(note)
     if not checked:
@@ -70,7 +73,7 @@ def create_transcripts(
     counts = tokens.counts_for(dataset.pk, [(item.content.canonical, 1) for item in new])
     transcripts = [
         Transcript(
-            dataset=dataset,
+            dataset=into or dataset,
             title=item.title,
             external_id=item.external_id,
             metadata=item.metadata,

@@ -1,0 +1,187 @@
+"""Staged all-or-nothing imports (``editor.importing.staging``): the batches commit one by one
+into a stage nobody sees, so that another writer waits for one batch rather than the whole
+write (SQLite's one write lock), and the import is still all or nothing.
+
+The tests force staging on whatever database they run on (on PostgreSQL imports are not
+staged: its writers do not wait for each other), so they pass on both."""
+
+from __future__ import annotations
+
+import json
+import socket
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from editor.db.writers import one_writer_at_a_time
+from editor.importing import ImportRejected, import_transcripts, run, staging
+from editor.importing.batches import Importer
+from editor.models import Dataset, Message, Revision, Transcript
+from editor.storage.create import create_transcript
+from editor.storage.purge import purge_transcripts
+from tests.editor.samples import conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def jsonl(count: int, start: int = 0) -> bytes:
+    return "".join(
+        json.dumps({"id": f"t{n}", "spec": "openchatml-2.2", "text": conversation()}) + "\n"
+        for n in range(start, start + count)
+    ).encode()
+
+
+@pytest.fixture(autouse=True)
+def staged(monkeypatch):
+    monkeypatch.setattr(run, "one_writer_at_a_time", lambda: True)
+
+
+@pytest.fixture
+def after_each_batch(monkeypatch):
+    """Calls the functions appended to the list it returns after each staged batch."""
+    calls = []
+    write_batch = Importer.write_batch
+
+    def spied(self, batch):
+        write_batch(self, batch)
+        for call in calls:
+            call(self)
+
+    monkeypatch.setattr(Importer, "write_batch", spied)
+    return calls
+
+
+def stages():
+    return Dataset.objects.filter(slug__startswith=staging.STAGE_PREFIX)
+
+
+def test_sqlite_is_the_database_whose_writers_wait_for_each_other():
+    assert one_writer_at_a_time() == (connection.vendor == "sqlite")
+
+
+def test_each_batch_commits_apart_and_nobody_sees_it_before_the_end(
+    dataset, curator, after_each_batch, monkeypatch
+):
+    commits = []
+    commit = connection.commit
+    monkeypatch.setattr(connection, "commit", lambda: (commits.append(1), commit())[1])
+    seen = []
+    after_each_batch.append(
+        lambda importer: seen.append(
+            (
+                Transcript.objects.filter(dataset=dataset).count(),
+                Dataset.objects.for_user(curator).filter(slug__startswith="~").exists(),
+            )
+        )
+    )
+
+    report = import_transcripts(
+        jsonl(10), dataset=dataset, author=curator, name="chats.jsonl", batch_size=2
+    )
+
+    assert report.committed and report.counts["created"] == 10
+    assert seen == [(0, False)] * 5  # the dataset showed nothing, the stage was not listed
+    assert len(commits) >= 5 + 1  # five batches, then the move
+    assert Transcript.objects.filter(dataset=dataset).count() == 10
+    assert Message.objects.filter(transcript__dataset=dataset).count() == 40
+    assert {item.transcript_id for item in report.items} == set(
+        Transcript.objects.values_list("pk", flat=True)
+    )
+    assert not stages().exists()
+
+
+def test_a_failure_at_the_end_leaves_nothing_anywhere(dataset, curator):
+    def refuse(report):
+        raise RuntimeError("the task was taken away")
+
+    with pytest.raises(RuntimeError):
+        import_transcripts(
+            jsonl(6),
+            dataset=dataset,
+            author=curator,
+            name="c.jsonl",
+            batch_size=2,
+            before_commit=refuse,
+        )
+
+    assert not Transcript.all_objects.exists()
+    assert not Message.objects.exists() and not Revision.objects.exists()
+    assert not stages().exists()
+
+
+def test_an_id_taken_while_the_import_was_staged_fails_it_whole(dataset, curator, after_each_batch):
+    def someone_creates_t1(importer):
+        if not Transcript.objects.filter(dataset=dataset, external_id="t1").exists():
+            create_transcript(dataset, author=curator, text=conversation(), external_id="t1")
+
+    after_each_batch.append(someone_creates_t1)
+
+    with pytest.raises(ImportRejected) as rejected:
+        import_transcripts(jsonl(4), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
+
+    report = rejected.value.report
+    assert not report.committed
+    failed = [item for item in report.items if item.action == "failed"]
+    assert [(item.external_id, item.code) for item in failed] == [("t1", "duplicate-external-id")]
+    assert list(Transcript.all_objects.values_list("external_id", flat=True)) == ["t1"]
+    assert not stages().exists()
+
+
+def test_updates_wait_for_the_last_transaction_and_start_from_what_is_there_then(
+    dataset, curator, after_each_batch
+):
+    existing = create_transcript(dataset, author=curator, text=conversation(), external_id="t0")
+    changed = conversation().replace("Question", "Query", 1)
+    data = (
+        json.dumps({"id": "t0", "spec": "openchatml-2.2", "text": changed}) + "\n"
+    ).encode() + jsonl(3, start=1)
+
+    def someone_renames_t0(importer):
+        Transcript.objects.filter(pk=existing.pk).update(title="Renamed meanwhile")
+
+    after_each_batch.append(someone_renames_t0)
+    report = import_transcripts(data, dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
+
+    assert report.counts == {"created": 3, "updated": 1, "skipped": 0, "failed": 0}
+    existing.refresh_from_db()
+    assert existing.source_text == changed and existing.version == 2
+    assert existing.revisions.count() == 2
+    assert Transcript.objects.filter(dataset=dataset).count() == 4
+    assert not stages().exists()
+
+
+def test_a_stage_whose_import_died_is_swept_and_a_live_one_is_kept(dataset, curator):
+    host = socket.gethostname()
+    dead = staging._open_stage(dataset)
+    Dataset.objects.filter(pk=dead.pk).update(description=f"{host}:999999999")
+    create_transcript(dead, author=None, text=conversation(), external_id="a")
+    stale = staging._open_stage(dataset)  # this process: alive, but untouched for too long
+    create_transcript(stale, author=None, text=conversation(), external_id="b")
+    Dataset.objects.filter(pk=stale.pk).update(updated_at=timezone.now() - timedelta(hours=1))
+    live = staging._open_stage(dataset)
+    create_transcript(live, author=None, text=conversation(), external_id="c")
+
+    assert staging.sweep_abandoned() == 2
+
+    assert list(stages()) == [live]
+    assert list(Transcript.all_objects.values_list("external_id", flat=True)) == ["c"]
+    assert Message.objects.filter(transcript__dataset=live).exists()
+    assert Message.objects.count() == Message.objects.filter(transcript__dataset=live).count()
+
+
+def test_a_stage_emptied_under_a_running_import_fails_it_instead_of_publishing_half(
+    dataset, curator, after_each_batch
+):
+    def swept(importer):  # a sweep that wrongly took the import for dead, after two batches
+        staged = Transcript.all_objects.filter(dataset=importer.stage)
+        if staged.count() == 4:
+            purge_transcripts(staged)
+
+    after_each_batch.append(swept)
+
+    with pytest.raises(Exception, match="staged transcripts were removed"):
+        import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
+
+    assert not Transcript.all_objects.exists()
