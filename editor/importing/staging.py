@@ -5,8 +5,8 @@ lock serves the whole database (``editor.db.writers``), that kept every other wr
 user's save — waiting for the whole write phase: seconds for 10,000 transcripts
 (docs/performance.md). There the transcripts an import creates are written batch by batch,
 each batch its own short transaction, into a *stage*: a dataset of its own with no members,
-so that nobody but a superuser sees it (like a dataset being deleted), its slug
-``~importing-<hex>`` (a user's slug cannot start with ``~``). Once every batch is written,
+its slug ``~importing-<hex>`` (a user's slug cannot start with ``~``), which
+``Dataset.objects.for_user`` leaves out for superusers too: nobody sees it. Once every batch is written,
 one transaction makes the import: the updates of existing transcripts, a check that no id
 was taken meanwhile, the move of the staged transcripts into the dataset (one UPDATE of
 their dataset column: their messages, revisions and search index hang from them and follow),
@@ -36,11 +36,12 @@ from editor.errors import ImportRejected, InvalidContent
 from editor.importing.batches import Importer, PreparedItems
 from editor.importing.report import Action, ProgressCallback
 from editor.models import Dataset, Transcript
+from editor.models.datasets import IMPORT_STAGE_PREFIX
 from editor.storage.purge import purge_transcripts
 
 logger = logging.getLogger(__name__)
 
-STAGE_PREFIX = "~importing-"
+STAGE_PREFIX = IMPORT_STAGE_PREFIX
 
 
 def write_staged(

@@ -47,6 +47,9 @@ ALL_AUDIENCES = ("end_user", "annotator", "debug", "training")
 # A slug is a URL path segment (editor/urls.py's `dataset` converter): like Django's slugs,
 # plus dots, since datasets are often named after spec versions ("openchatml-2.2").
 DATASET_SLUG_PATTERN = r"[A-Za-z0-9][-A-Za-z0-9_.]*"
+# The slugs of the datasets an import stages its batches in (editor.importing.staging): no
+# slug a user may give starts so, and no URL names them.
+IMPORT_STAGE_PREFIX = "~importing-"
 
 
 validate_dataset_slug = RegexValidator(
@@ -66,8 +69,8 @@ class DatasetQuerySet(models.QuerySet):
         """The datasets ``user`` is a member of (every dataset for a superuser)."""
         if not user.is_authenticated:
             return self.none()
-        if user.is_superuser:
-            return self
+        if user.is_superuser:  # but an import's stage (editor.importing.staging), never shown
+            return self.exclude(slug__startswith=IMPORT_STAGE_PREFIX)
         return self.filter(memberships__user=user)
 
     def with_roles(self, user) -> DatasetQuerySet:
