@@ -395,6 +395,12 @@ class PageLayout:
     text: str
     bounds: list[list[tuple[str, int, int]]]
     shift: int
+    follow_begins_at: int | None  # where the message after the page begins in the whole text
+
+    @property
+    def begins_at(self) -> int:
+        """Where the page's first message begins in the whole serialization."""
+        return self.bounds[0][0][1] + self.shift
 
 
 def _window(template: Transcript, messages: list[Message], follow: Message | None):
@@ -414,11 +420,15 @@ def page_layout(
     before: Iterable[Message],
     page: list[Message],
     follow: Message | None,
+    *,
+    begins_at: int | None = None,
 ) -> PageLayout | None:
     """The layout of ``page`` in the serialization of ``template`` (its spec, header and
     attrs) with ``before`` (every message before the page, in order), ``page`` and the
     messages after it (``follow`` the first of them). None for a JSON spec or a text that
-    does not parse back.
+    does not parse back. With ``begins_at`` (where ``before``'s first message begins in the
+    whole text, as an earlier layout found it: ``PageLayout.begins_at`` or
+    ``follow_begins_at``), ``before`` may start at that message instead of the first.
 
     Each window of ``before`` is written with the message after it, so that what a writer
     puts between two messages, or after the last one only, is as in the whole text: the
@@ -427,7 +437,7 @@ def page_layout(
     """
     if template.spec not in TEXT_SPECS or not page:
         return None
-    base = None  # where the next window of ``before`` begins in the whole text
+    base = begins_at  # where the next window of ``before`` begins in the whole text
     remaining = iter(before)
     window = list(islice(remaining, LAYOUT_WINDOW))
     while window:
@@ -444,8 +454,9 @@ def page_layout(
     written = _window(template, page, follow)
     if written is None:
         return None
-    text, bounds, _ = written
-    return PageLayout(text, bounds, 0 if base is None else base - bounds[0][0][1])
+    text, bounds, follow_begin = written
+    shift = 0 if base is None else base - bounds[0][0][1]
+    return PageLayout(text, bounds, shift, None if follow_begin is None else follow_begin + shift)
 
 
 def _written_length(template: Transcript, messages: list[Message], follow: Message) -> int:

@@ -13,7 +13,8 @@ Why a page can be rendered alone and still equal the same items of the whole ren
   next page's (found by reading the text as a stream), and its spans are that slice's;
 * ``training``: a message's mask needs two facts of the whole transcript
   (``training.turn_bounds``) and where it is in the whole serialization
-  (``training.page_layout``); both are read from the rows a window at a time.
+  (``training.page_layout``); both are read from the rows a window at a time, and where
+  each page begins is kept per version, so that the next page starts from there.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from django.core.cache import cache
 from django.db import models
 from django.db.models.functions import Cast
 
@@ -36,6 +38,10 @@ from editor.presentation.training import TRAINING, convention_of, dataset_tokeni
 # (docs/performance.md, "Huge transcripts").
 RENDER_PAGE_MAX = 1_000
 ROW_CHUNK = 2_000  # rows fetched at a time where every message is read (training)
+# Where pages begin in a transcript's serialization, kept per version (``_page_layout``):
+# a few numbers each, for a day.
+KNOWN_PLACES_MAX = 200
+KNOWN_PLACES_SECONDS = 24 * 3600
 # Just what ``training.turn_bounds`` reads of a message.
 TURN_FIELDS = ("role", "channel", "recipient", "end")
 
@@ -72,7 +78,7 @@ def render_page(
     if audience == DEBUG:
         out.update(_debug_source(transcript, offset, offset + limit, total))
     elif audience == TRAINING:
-        out.update(_training(transcript, template, rows, page, offset, limit, convention, out))
+        out.update(_training(transcript, template, rows, page, offset, convention, out))
     return out
 
 
@@ -106,13 +112,36 @@ def _debug_source(transcript: Transcript, first: int, stop: int, count: int) -> 
     }
 
 
+def _page_layout(transcript, template, ordered, messages: list, offset: int):
+    """The page's ``training.page_layout``, starting from the nearest page before it whose
+    place in the whole text is known (kept in the shared cache per version: a version never
+    changes), so that a client reading the pages in order has each one read only its own
+    rows, not every row before it again."""
+    key = f"render-layout:{transcript.pk}:{transcript.version}:{transcript.created_at.timestamp()}"
+    known: dict[int, int] = cache.get(key) or {}
+    resume = max((index for index in known if index <= offset), default=None)
+    start = 0 if resume is None else resume
+    before = (message for _, message in _messages(transcript, ordered[start:offset]))
+    stop = offset + len(messages)
+    follow = next((m for _, m in _messages(transcript, ordered[stop : stop + 1])), None)
+    layout = training.page_layout(
+        template, before, messages, follow, begins_at=None if resume is None else known[resume]
+    )
+    if layout is not None:
+        known[offset] = layout.begins_at
+        if layout.follow_begins_at is not None:
+            known[stop] = layout.follow_begins_at
+        kept = dict(sorted(known.items())[-KNOWN_PLACES_MAX:])
+        cache.set(key, kept, KNOWN_PLACES_SECONDS)
+    return layout
+
+
 def _training(
     transcript: Transcript,
     template: formats.Transcript,
     rows,
     page: list[tuple[int, formats.Message]],
     offset: int,
-    limit: int,
     convention: str | None,
     out: dict[str, Any],
 ) -> dict[str, Any]:
@@ -129,12 +158,7 @@ def _training(
     messages = [message for _, message in page]
     layout = None
     if transcript.spec in TEXT_SPECS and messages:
-        before = (message for _, message in _messages(transcript, ordered[:offset]))
-        follow = next(
-            (m for _, m in _messages(transcript, ordered[offset + limit : offset + limit + 1])),
-            None,
-        )
-        layout = training.page_layout(template, before, messages, follow)
+        layout = _page_layout(transcript, template, ordered, messages, offset)
     first = page[0][0] if page else offset
     masks = training.page_masks(
         template,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.core.cache import cache
 
 from editor import formats
 from editor.formats import render as render_module
@@ -49,9 +50,14 @@ def whole(transcript, audience: str) -> dict:
     ).to_dict()
 
 
-def pages(transcript, audience: str, limit: int) -> list[dict]:
+def pages(transcript, audience: str, limit: int, *, forget: bool = False) -> list[dict]:
+    """Every page in order; with ``forget``, each found afresh (the training layout starts
+    from the first message, not from where the page before it ended)."""
+    cache.clear()
     out, offset = [], 0
     while True:
+        if forget:
+            cache.clear()
         page = render_page(transcript, audience, offset=offset, limit=limit)
         out.append(page)
         offset += limit
@@ -59,9 +65,9 @@ def pages(transcript, audience: str, limit: int) -> list[dict]:
             return out
 
 
-def assert_pages_make_the_whole(transcript, audience: str, limit: int) -> None:
+def assert_pages_make_the_whole(transcript, audience: str, limit: int, forget=False) -> None:
     expected = whole(transcript, audience)
-    got = pages(transcript, audience, limit)
+    got = pages(transcript, audience, limit, forget=forget)
     assert [item for page in got for item in page["items"]] == expected["items"]
     assert {page["total"] for page in got} == {len(expected["items"])}
     assert all(len(page["items"]) <= limit for page in got)
@@ -90,6 +96,8 @@ def test_pages_of_every_audience_make_the_whole_rendering(dataset, annotator, sp
     for audience in AUDIENCES:
         for limit in (1, 2, 3):
             assert_pages_make_the_whole(transcript, audience, limit)
+    for limit in (1, 3):
+        assert_pages_make_the_whole(transcript, "training", limit, forget=True)
 
 
 @pytest.mark.parametrize("path", TRAINING, ids=[p.name for p in TRAINING])
@@ -103,6 +111,7 @@ def test_training_pages_with_a_tokenizer_and_every_convention(dataset, annotator
         assert expected["trained_tokens"] > 0
         for limit in (1, 2, 4):
             got, offset = [], 0
+            cache.clear()
             while offset < len(expected["items"]):
                 got.append(
                     render_page(
