@@ -27,7 +27,8 @@ surrogates, over-long fields), an id seen twice in the same import, an id held b
 transcript. A source with no item at all is an error. A transcript that parses with errors
 but yields messages is *readable*: it is imported as a draft with its diagnostics.
 
-All or nothing by default: one transaction; one failed item rolls everything back and
+All or nothing by default: one transaction (on SQLite, short ones into a stage nobody sees,
+then one that moves it in: ``staging``); one failed item rolls everything back and
 ``ImportRejected`` carries the report (every failed item with its line and reason).
 ``partial=True`` imports every readable item and reports the rest.
 
@@ -40,7 +41,8 @@ dataset (or is the system); updates never change a status.
 
 The modules, one job each: ``sources`` tells the kinds of input apart, ``lines`` reads JSONL,
 ``archives`` reads zips and folders, ``candidates`` turns what was read into items,
-``batches`` parses, checks and writes them, ``preference`` reads preference rows and records
+``batches`` parses, checks and writes them, ``staging`` writes an all-or-nothing import in
+short transactions on SQLite, ``preference`` reads preference rows and records
 their pairs, ``report`` says what became of each, ``run`` is
 ``import_transcripts``, ``limits`` holds every bound; ``tasks`` runs an import as a
 background task.
