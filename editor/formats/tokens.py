@@ -39,6 +39,7 @@ from .convert import map_transcript_traced
 from .model import Transcript
 from .parsing import parse, serialize
 from .specs import TEXT_SPECS
+from .training import END_TOKEN_RE
 from .training import _pieces as message_pieces  # one definition of where a header ends
 
 # The encodings offered, each with where tiktoken would fetch its rank file and that file's
@@ -426,6 +427,17 @@ def _layout(transcript: Transcript, tokenizer_name: str) -> _Layout:
 
 
 def _header_end(text: str, begin: int, end: int, content: str | None) -> int:
+    """Where the header of the message ``text[begin:end]`` ends, as ``training`` splits it.
+
+    The usual message is its header, its content, then its end token: found with one search
+    from the end (``training``'s split, a regular expression scanning the whole message,
+    took more than a third of the counting's own work). When what follows the last occurrence of
+    the content is an end token, ``training`` finds the same occurrence (an end token cannot
+    begin inside another); anything else is split as ``training`` does."""
+    if content:
+        at = text.rfind(content, begin, end)
+        if at != -1 and END_TOKEN_RE.match(text, at + len(content), end):
+            return at
     first = message_pieces(text, begin, end, content or "")[0]
     return first[2] if first[0] == "header" else begin
 
