@@ -16,6 +16,7 @@ answers (``bench.databases``).
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -32,6 +33,7 @@ def run() -> None:
 
 
 def _child() -> None:
+    os.environ["DJANGO_HTTPS_ONLY"] = "false"  # the test client speaks plain http
     import django
 
     django.setup()

@@ -19,6 +19,7 @@ Why a page can be rendered alone and still equal the same items of the whole ren
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +28,7 @@ from django.db import models
 from django.db.models.functions import Cast
 
 from editor import formats
+from editor import tokens as stored_tokens
 from editor.formats import training
 from editor.formats.render import DEBUG, END_USER, message_starts, render_item, source_spans
 from editor.formats.specs import TEXT_SPECS
@@ -160,6 +162,8 @@ def _training(
     if transcript.spec in TEXT_SPECS and messages:
         layout = _page_layout(transcript, template, ordered, messages, offset)
     first = page[0][0] if page else offset
+    # As the whole rendering (presentation.training): the stored counts while current.
+    stored = stored_tokens.trainable_counts(transcript)
     masks = training.page_masks(
         template,
         first,
@@ -167,8 +171,13 @@ def _training(
         convention,
         bounds,
         layout,
-        tokenizer=dataset_tokenizer(transcript),
+        tokenizer=dataset_tokenizer(transcript) if stored is None else None,
     )
+    if stored is not None:
+        masks = [
+            dataclasses.replace(mask, trained_tokens=stored[mask.index] if mask.trained else 0)
+            for mask in masks
+        ]
     training.with_training(out["items"], masks)
     extra: dict[str, Any] = {"audience": TRAINING, "convention": convention}
     counted = training.trained_token_total(masks)

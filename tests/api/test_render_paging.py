@@ -100,12 +100,20 @@ def test_pages_of_every_audience_make_the_whole_rendering(dataset, annotator, sp
         assert_pages_make_the_whole(transcript, "training", limit, forget=True)
 
 
+@pytest.mark.parametrize("stored", [True, False], ids=["stored-counts", "counted"])
 @pytest.mark.parametrize("path", TRAINING, ids=[p.name for p in TRAINING])
-def test_training_pages_with_a_tokenizer_and_every_convention(dataset, annotator, path):
-    DatasetTokenizer.objects.create(dataset=dataset, kind="tiktoken", encoding="cl100k_base")
+def test_training_pages_with_a_tokenizer_and_every_convention(dataset, annotator, path, stored):
+    def name_the_tokenizer():
+        DatasetTokenizer.objects.create(dataset=dataset, kind="tiktoken", encoding="cl100k_base")
+
+    if stored:  # the counts are stored with the transcript, current
+        name_the_tokenizer()
     transcript = create_transcript(
         dataset, author=annotator, text=path.read_text(encoding="utf-8"), spec="harmony"
     )
+    if not stored:  # none stored: each rendering counts
+        name_the_tokenizer()
+        assert transcript.token_counts is None
     for convention in ("all_assistant", "last_assistant_turn", "gpt_oss"):
         expected = training_rendering(transcript, convention)
         assert expected["trained_tokens"] > 0
