@@ -26,27 +26,13 @@ def _child() -> None:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import connections, transaction
 
-    from bench.bench_editor import long_transcript
-    from editor import formats, membership
-    from editor.models import Dataset, Membership, Role
-    from editor.storage.content import TranscriptContent
-    from editor.storage.create import NewTranscript, create_transcripts
+    from bench.fixtures import add_transcripts, bench_dataset, same_content
+    from editor import membership
 
-    call_command("migrate", verbosity=0)
-    user = get_user_model().objects.create_user("bench")
-    dataset = Dataset.objects.create(name="Bench", slug="bench")
-    Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
-    content = TranscriptContent.from_text(long_transcript(formats, 10, 180), "openchatml-2.2")
-    for start in range(0, TRANSCRIPTS, 1000):
-        create_transcripts(
-            dataset,
-            [NewTranscript(content, title=f"t{n}") for n in range(start, start + 1000)],
-            author=user,
-        )
+    user, dataset = bench_dataset()
+    add_transcripts(dataset, user, TRANSCRIPTS, same_content(10, 180))
 
     longest = [0.0]
     original = transaction.Atomic.__exit__

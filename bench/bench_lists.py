@@ -29,7 +29,6 @@ SMALL_TRANSCRIPTS = int(os.environ.get("OCM_BENCH_LIST_TRANSCRIPTS", "1000"))
 # "Plus a few of 10,000 messages" (issue 10's size): a list's cost must not depend on them.
 LONG_TRANSCRIPTS = 3
 LONG_MESSAGES = 10_000
-BATCH = 1000  # transcripts written per create_transcripts call: memory stays flat
 
 
 def run() -> None:
@@ -41,21 +40,18 @@ def _child() -> None:
 
     django.setup()
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import connections
     from django.test import Client
 
+    from bench.fixtures import add_transcripts, bench_dataset
     from editor import formats
     from editor.db import planner_stats
     from editor.listing import TranscriptList
-    from editor.models import Dataset, Membership, Message, Role, Transcript, TranscriptFilter
+    from editor.models import Membership, Message, Role, Transcript, TranscriptFilter
     from editor.storage.content import TranscriptContent
     from editor.storage.create import NewTranscript, create_transcripts
 
-    call_command("migrate", verbosity=0)
-    user = get_user_model().objects.create_user("bench")
-    dataset = Dataset.objects.create(name="Bench", slug="bench")
-    Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
+    user, dataset = bench_dataset()
     viewer = get_user_model().objects.create_user("bench-viewer")
     Membership.objects.create(user=viewer, dataset=dataset, role=Role.VIEWER)
 
@@ -70,12 +66,7 @@ def _child() -> None:
     flawed = TranscriptContent.from_text(body[: body.rfind("<|")], "openchatml-2.2")
     long_ones = [NewTranscript(big, title=f"long {n}") for n in range(LONG_TRANSCRIPTS)]
     create_transcripts(dataset, long_ones, author=user)
-    for first in range(0, SMALL_TRANSCRIPTS, BATCH):
-        last = min(first + BATCH, SMALL_TRANSCRIPTS)
-        batch = [
-            NewTranscript(flawed if n % 2 else small, title=f"t{n}") for n in range(first, last)
-        ]
-        create_transcripts(dataset, batch, author=user)
+    add_transcripts(dataset, user, SMALL_TRANSCRIPTS, lambda n: flawed if n % 2 else small)
     # As an import of this size ends (and autovacuum would soon after any bulk write): the
     # planner's statistics. Without them PostgreSQL's first searches scan instead of using
     # the GIN index (seconds instead of milliseconds; docs/performance.md, Text search).

@@ -19,7 +19,6 @@ from itertools import islice
 from bench.databases import on_each_database
 
 TRANSCRIPTS = int(os.environ.get("OCM_BENCH_VERSION_TRANSCRIPTS", "100000"))
-BATCH = 1000  # transcripts written per create_transcripts call: memory stays flat
 MOVED = TRANSCRIPTS // 10  # edited after the first version
 
 
@@ -31,29 +30,15 @@ def _child() -> None:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.db import connection, connections
 
-    from bench.bench_editor import long_transcript
-    from editor import formats, versions
-    from editor.models import Dataset, DatasetVersion, Membership, Role, Transcript
-    from editor.storage.content import TranscriptContent
-    from editor.storage.create import NewTranscript, create_transcripts
+    from bench.fixtures import add_transcripts, bench_dataset, same_content
+    from editor import versions
+    from editor.models import DatasetVersion, Transcript
     from editor.storage.save import save_transcript
 
-    call_command("migrate", verbosity=0)
-    user = get_user_model().objects.create_user("bench")
-    dataset = Dataset.objects.create(name="Bench", slug="bench")
-    Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
-    content = TranscriptContent.from_text(long_transcript(formats, 6, 60), "openchatml-2.2")
-    for start in range(0, TRANSCRIPTS, BATCH):
-        last = min(start + BATCH, TRANSCRIPTS)
-        create_transcripts(
-            dataset,
-            [NewTranscript(content, title=f"t{n}") for n in range(start, last)],
-            author=user,
-        )
+    user, dataset = bench_dataset()
+    add_transcripts(dataset, user, TRANSCRIPTS, same_content(6, 60))
     print(f"  ({TRANSCRIPTS:,} transcripts of 6 messages)", flush=True)
 
     started = time.perf_counter()
