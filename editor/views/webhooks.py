@@ -66,7 +66,8 @@ def webhook_create(request, slug):
         disabled = notices.disabled_endpoints(dataset, request.user)
         return _page(request, dataset, disabled=disabled, form=wanted, error=refused, status=422)
     messages.success(
-        request, f"Webhook added. Its signing secret: {endpoint.secret} (under Show in the list, later)."
+        request,
+        f"Webhook added. Its signing secret: {endpoint.secret} (under Show in the list, later).",
     )
     return redirect("dataset-webhooks", dataset.slug)
 
