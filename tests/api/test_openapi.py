@@ -2,6 +2,8 @@
 
 import pytest
 
+from editor.presentation.render_pages import RENDER_PAGE_MAX
+
 from .conftest import PREFIX
 
 pytestmark = pytest.mark.django_db
@@ -188,3 +190,15 @@ def test_the_docs_page_renders(client, annotator):
     response = client.get(f"{PREFIX}/docs")
     assert response.status_code == 200
     assert b"openapi.json" in response.content
+
+
+def test_the_render_route_documents_its_paging(schema):
+    """``offset`` and ``limit`` (at most RENDER_PAGE_MAX) in, ``total`` and ``next`` out."""
+    op = schema["paths"][f"{PREFIX}/transcripts/{{pk}}/render"]["get"]
+    params = {p["name"]: p["schema"] for p in op["parameters"] if p["in"] == "query"}
+    assert params["limit"]["maximum"] == RENDER_PAGE_MAX
+    assert params["limit"]["default"] == RENDER_PAGE_MAX
+    assert params["offset"]["minimum"] == 0
+    ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    fields = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"]
+    assert {"total", "offset", "limit", "next", "source_offset"} <= set(fields)
