@@ -14,12 +14,13 @@ class JudgeIn(Schema):
     schema_id: Int32 = Field(alias="schema", description="A label schema of the dataset.")
     question: str = Field(
         description="The question's key: a choice, multi_choice, rating or text question "
-        "about the whole transcript."
+        "about the whole transcript or each message (asked once per message in its scope)."
     )
     connection: Int32 = Field(description="A model connection of the dataset.")
     prompt_template: str | None = Field(
         None,
-        description="With {transcript} and {question} (and {options}); the default when left out.",
+        description="With {transcript} and {question} (and {options}; and {message}, the "
+        "message asked about, for a question about each message); the default when left out.",
     )
 
 

@@ -70,8 +70,8 @@ class DatasetExportQuery(Schema):
     with_suggestions: bool = Field(
         False,
         description="Add each transcript's judge suggestions (`suggestions`, each "
-        '`"source": "model"`), apart from the annotations; whole transcripts only (not '
-        "viewers).",
+        '`"source": "model"`, with `"message"` for a question about each message), apart from '
+        "the annotations; whole transcripts only (not viewers).",
     )
     preference_shape: Literal[PREFERENCE_SHAPES] = Field(
         "conversational",

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from editor.errors import NotAllowed, SuggestionNotFound
 from editor.labels import definition_of
-from editor.labels.annotations import answer, transcript_questions
+from editor.labels.annotations import active_questions, answer
 from editor.models import Annotation, LabelSchema, Suggestion, Transcript
 
 
@@ -27,19 +27,25 @@ def require_reader(dataset, user) -> None:
 
 
 def suggestions_of(transcript: Transcript, user) -> list[Suggestion]:
-    """The newest suggestion per question of the active schemas' current versions, about the
-    whole transcript."""
+    """The newest suggestion per question of the active schemas' current versions: about the
+    whole transcript, and per message for the questions about each message."""
     require_reader(transcript.dataset, user)
     current = {
-        (schema.current_version_id, question.key)
-        for schema, question in transcript_questions(transcript.dataset)
+        (schema.current_version_id, question.key, question.applies_to == "message")
+        for target in ("transcript", "message")
+        for schema, question in active_questions(transcript.dataset, target)
     }
-    newest: dict[tuple[int, str], Suggestion] = {}
-    for suggestion in Suggestion.objects.filter(
-        transcript=transcript, message_index__isnull=True
-    ).order_by("-created_at", "-pk"):
-        key = (suggestion.schema_version_id, suggestion.question)
-        if key in current and key not in newest:
+    newest: dict[tuple, Suggestion] = {}
+    for suggestion in Suggestion.objects.filter(transcript=transcript).order_by(
+        "-created_at", "-pk"
+    ):
+        about = (
+            suggestion.schema_version_id,
+            suggestion.question,
+            suggestion.message_index is not None,
+        )
+        key = (*about, suggestion.message_index)
+        if about in current and key not in newest:
             newest[key] = suggestion
     return list(newest.values())
 

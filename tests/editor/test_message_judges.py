@@ -177,6 +177,12 @@ def test_the_transcript_page_shows_it_on_the_message_and_accepting_it(
     assert re.search(r'value="no"[^>]*checked', second)
     assert "Suggested by" not in card(0)  # a user's message: not asked about
 
+    listed = client.get(f"/api/v1/transcripts/{chat.pk}/suggestions").json()
+    assert sorted((s["question"], s["message_index"], s["value"]) for s in listed) == [
+        ("correct", 1, "yes"),
+        ("correct", 3, "no"),
+    ]
+
     suggestion = Suggestion.objects.get(transcript=chat, message_index=3)
     answered = client.post(f"/suggestions/{suggestion.pk}/accept/", headers={"HX-Request": "true"})
     assert answered.status_code == 200
