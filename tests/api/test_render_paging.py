@@ -164,9 +164,15 @@ def test_next_is_the_url_of_the_next_page_until_the_last(as_annotator, harmony):
     assert len(sources) == 3 and "".join(sources) == harmony.source_text
 
 
-def test_past_the_end_is_an_empty_last_page(as_annotator, harmony):
-    body = as_annotator.get(url(harmony), {"audience": "annotator", "offset": 50}).json()
-    assert body["items"] == [] and body["total"] == 11 and body["next"] is None
+@pytest.mark.parametrize("audience", AUDIENCES)
+@pytest.mark.parametrize("offset", [11, 50, 2**63 - 1])
+def test_past_the_end_is_an_empty_last_page(as_annotator, harmony, audience, offset):
+    params = {"audience": audience, "offset": offset}
+    body = as_annotator.get(url(harmony), params).json()
+    assert body["items"] == [] and body["next"] is None
+    assert body["total"] == (11 if audience != "end_user" else 4)
+    if audience == "debug":
+        assert body["source"] == "" and body["spans"] == []
 
 
 @pytest.mark.parametrize(
