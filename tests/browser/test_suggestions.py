@@ -59,3 +59,57 @@ def test_suggestions_preselected_marked_and_accepted_with_y(
     assert set(Suggestion.objects.values_list("accepted_by__username", flat=True)) == {"ann"}
     expect(page.locator('fieldset[data-question="helpful"] input[value="yes"]')).to_be_checked()
     screenshot("suggestions-accepted")
+
+
+def test_a_suggestion_about_a_message_shown_on_it_and_accepted(
+    live_server, page, transactional_db, screenshot, console_errors
+):
+    """A judge of a question about each message leaves its answer on that message's card."""
+    world = geography(answer="Sydney.")
+    schema = create_label_schema(
+        world.dataset,
+        author=world.curator,
+        name="Turns",
+        questions=[
+            {
+                "key": "correct",
+                "kind": "choice",
+                "prompt": "Is this answer correct?",
+                "applies_to": "message",
+                "roles": ["assistant"],
+                "options": [
+                    {"value": "yes", "label": "Correct", "key": "1"},
+                    {"value": "no", "label": "Wrong", "key": "2"},
+                ],
+            }
+        ],
+    )
+    Suggestion.objects.create(
+        transcript=world.transcript,
+        schema_version=schema.current_version,
+        question="correct",
+        message_index=1,
+        value="no",
+        rationale="The capital is Canberra.",
+        model="judge-model",
+    )
+    log_in(page, live_server, "ann", f"/transcripts/{world.transcript.pk}/")
+    settled(page)
+    asked = page.locator('#message-1 fieldset[data-question="correct"]')
+    expect(asked.locator('[data-suggestion][data-source="model"]')).to_contain_text(
+        "Suggested by judge-model"
+    )
+    expect(asked.locator('input[value="no"]')).to_be_checked()
+    expect(page.locator('#message-0 fieldset[data-question="correct"]')).to_have_count(0)
+    screenshot("message-suggestion")
+
+    asked.locator('[data-action="accept-suggestion"]').click()
+    expect(page.locator("#message-1 [data-suggestion].accepted")).to_have_count(1)
+    settled(page)
+    annotation = Annotation.objects.get()
+    assert (annotation.message_index, annotation.value, annotation.annotator.username) == (
+        1,
+        "no",
+        "ann",
+    )
+    assert console_errors == []
