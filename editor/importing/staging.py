@@ -12,7 +12,9 @@ was taken meanwhile, the move of the staged transcripts into the dataset (one UP
 their dataset column: their messages, revisions and search index hang from them and follow),
 and the caller's ``before_commit`` (a task marks itself succeeded with its data). A failure
 before that commit rolls the last transaction back and purges the stage: nothing of the
-import was ever visible in the dataset.
+import was ever visible in the dataset. After each batch the import pauses a little
+(``db.writers.let_others_write``): a waiting writer does not queue for SQLite's lock, it
+tries again now and then, and would otherwise nearly always find the next batch holding it.
 
 A process that dies midway leaves its stage behind. A stage names its owner
 (``background.worker_id``: host and pid) and each batch touches it, so ``sweep_abandoned``
@@ -24,6 +26,7 @@ whose owner is gone from this host or which no batch has touched for
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from datetime import timedelta
 
@@ -32,6 +35,7 @@ from django.db import DatabaseError, InterfaceError, transaction
 from django.utils import timezone
 
 from editor import background
+from editor.db.writers import let_others_write
 from editor.errors import ImportRejected, InvalidContent
 from editor.importing.batches import Importer, PreparedItems
 from editor.importing.report import Action, ProgressCallback
@@ -57,9 +61,11 @@ def write_staged(
     try:
         importer.stage = stage
         for batch in prepared:
+            started = time.perf_counter()
             with transaction.atomic():
                 importer.write_batch(batch)
                 Dataset.objects.filter(pk=stage.pk).update(updated_at=timezone.now())
+            let_others_write(time.perf_counter() - started)
         importer.stage = None
         with transaction.atomic():
             importer.write_deferred()

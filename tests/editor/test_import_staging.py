@@ -187,3 +187,12 @@ def test_a_stage_emptied_under_a_running_import_fails_it_instead_of_publishing_h
         import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
 
     assert not Transcript.all_objects.exists()
+
+
+def test_the_import_lets_others_write_after_each_batch(dataset, curator, monkeypatch):
+    after = []
+    monkeypatch.setattr(staging, "let_others_write", after.append)
+
+    import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
+
+    assert len(after) == 3 and all(seconds > 0 for seconds in after)
