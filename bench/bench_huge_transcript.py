@@ -95,6 +95,10 @@ def _child() -> None:
             f"API render {audience}, last page",
             get(api, render_url, {"audience": audience, "offset": last}),
         )
+    # Where each training page begins is kept per version (render_pages._page_layout): the
+    # last page with nothing kept reads every row before it, as after a new version.
+    training_last = get(api, render_url, {"audience": "training", "offset": MESSAGES - 1})
+    _measure("API render training, last page, nothing kept", _forgetting(training_last))
     source_url = f"/transcripts/{huge.pk}/source/"
     _measure("source page, first window", get(browser, source_url))
     _measure("source page, last window", get(browser, source_url, {"at": len(text) - 1}))
@@ -102,13 +106,29 @@ def _child() -> None:
     _measure("API export, own spec", get(api, export_url))
     _measure("API export, to openai-messages", get(api, export_url, {"spec": "openai-messages"}))
     _measure("API export, end user's", get(api, export_url, {"audience": "end_user"}))
+    # The transcript page keeps its view per process (transcript_view): its first answer,
+    # with nothing kept, and the next ones.
     page_url = f"/transcripts/{huge.pk}/"
-    _measure("transcript page, annotator (first answer)", get(browser, page_url), 1)
-    _measure(
-        "transcript page, debug (first answer)",
-        get(browser, page_url, {"audience": "debug"}),
-        1,
-    )
+    for audience in ("annotator", "debug"):
+        page = get(browser, page_url, {"audience": audience})
+        _measure(f"transcript page, {audience} (first answer)", _forgetting(page), 1)
+        _measure(f"transcript page, {audience} (view kept)", page)
+
+
+def _forgetting(step):
+    """``step`` with nothing kept from the runs before it: the shared cache and the views
+    each process keeps."""
+    from django.core.cache import cache
+
+    from editor.presentation import transcript_view
+
+    def forgetful():
+        cache.clear()
+        with transcript_view._views_lock:
+            transcript_view._views.clear()
+        return step()
+
+    return forgetful
 
 
 def _measure(label: str, step, rounds: int = ROUNDS) -> None:
