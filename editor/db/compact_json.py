@@ -23,6 +23,41 @@ class CompactJSONEncoder(json.JSONEncoder):
         super().__init__(**{**options, "separators": (",", ":"), "ensure_ascii": False})
 
 
+class OrderedJSONField(models.JSONField):
+    """A JSON column that gives back an object's keys in the order they were written.
+
+    PostgreSQL's ``jsonb`` stores an object's keys in an order of its own (shortest first),
+    so a tool's ``{"name", "description", "parameters"}`` came back as ``name, parameters,
+    description``: a converted export differed from the transcript's own text, and a dataset
+    version's bytes depended on whether a member was read from its row or its revision. On
+    PostgreSQL these columns are ``json`` (the text as written); SQLite keeps the text
+    either way. Nothing queries inside them (``json`` has neither ``jsonb``'s operators nor
+    equality).
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("encoder", CompactJSONEncoder)
+        super().__init__(*args, **kwargs)
+
+    def db_type(self, connection):
+        if connection.vendor == "postgresql":
+            return "json"
+        return super().db_type(connection)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if connection.vendor != "postgresql":
+            return super().get_db_prep_value(value, connection, prepared)
+        if not prepared:
+            value = self.get_prep_value(value)
+        # The text itself: Django's ``Jsonb`` adapter would have the server reorder the keys.
+        return json.dumps(value, cls=self.encoder)
+
+    def from_db_value(self, value, expression, connection):
+        if value is not None and not isinstance(value, str):
+            return value  # psycopg decoded the ``json`` column itself, keys in their order
+        return super().from_db_value(value, expression, connection)
+
+
 # The keys of a stored diagnostic (``formats.Diagnostic.to_dict``), in its order; a ``fix``
 # may follow.
 DIAGNOSTIC_KEYS = ("code", "severity", "message", "line", "column", "offset", "message_index")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from django.db import models
 
 from editor import formats, search
-from editor.db.compact_json import CompactJSONEncoder
+from editor.db.compact_json import OrderedJSONField
 from editor.db.message_text import content_at
 from editor.formats.model import SCALAR_FIELDS, SEMANTIC_FIELDS
 from editor.formats.render.visibility import visibility as end_user_visibility
@@ -69,7 +69,7 @@ class Message(models.Model):
     content_type = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     constrain = models.CharField(max_length=SHORT_FIELD_LENGTH, null=True, blank=True)  # noqa: DJ001
     end = models.CharField(max_length=16, null=True, blank=True)  # noqa: DJ001
-    attrs = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
+    attrs = OrderedJSONField(default=dict, blank=True)
     # What the end user sees of ``content`` (editor.formats.render's end-user rendering),
     # kept by editor.storage for the text search of viewers: NULL when it is the whole
     # content (most messages: no second copy), "" when the message is hidden from end users.

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from editor import formats
 from editor.db import json_lookups  # noqa: F401 (registers the lookups the list filters use)
-from editor.db.compact_json import CompactJSONEncoder, DiagnosticsField
+from editor.db.compact_json import CompactJSONEncoder, DiagnosticsField, OrderedJSONField
 from editor.db.compressed import CompressedTextField
 from editor.db.indexes import _where_set
 from editor.db.rows import ModelColumns, model_columns
@@ -377,10 +377,10 @@ class Transcript(models.Model):
     )
     title = models.CharField(max_length=300, blank=True)
     spec = models.CharField(max_length=32, choices=SPEC_CHOICES)
-    header = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
+    header = OrderedJSONField(default=dict, blank=True)
     # Document-level data of the canonical transcript that is not a header key (OpenAI
     # `tools`, v0.1 [BOS]/[EOS], extra top-level JSON keys…).
-    attrs = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
+    attrs = OrderedJSONField(default=dict, blank=True)
     # The exact text as last saved, in ``spec``. It keeps what the canonical fields cannot
     # (layout: whitespace, attribute order, header formatting) so that an export in the
     # source spec is byte for byte what was imported, and an edit changes only the bytes
@@ -394,7 +394,7 @@ class Transcript(models.Model):
     # Bumped by every change; the newest revision has the same number (optimistic locking).
     version = models.PositiveIntegerField(default=1)
     external_id = models.CharField(max_length=255, blank=True)
-    metadata = models.JSONField(encoder=CompactJSONEncoder, default=dict, blank=True)
+    metadata = OrderedJSONField(default=dict, blank=True)
     diagnostics = DiagnosticsField(default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     warning_count = models.PositiveIntegerField(default=0)
