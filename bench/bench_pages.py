@@ -79,7 +79,7 @@ def _loaded_dataset():
     from editor.models import Dataset
 
     dataset = Dataset.objects.create(name="Bench", slug="bench")
-    storage.TRANSCRIPTS = TRANSCRIPTS
+    storage.TRANSCRIPTS = TRANSCRIPTS  # bench_storage writes its own JSONL, this many lines
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "bench.jsonl"
         storage._write_jsonl(source, formats)
