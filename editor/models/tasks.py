@@ -49,8 +49,8 @@ class TrackedTask(models.Model):
 class ImportTask(TrackedTask):
     """One import started from the UI or the API, run by a task worker.
 
-    The uploaded file waits in ``settings.OCM_UPLOAD_DIR`` (``upload_path``) until the task
-    ends; the final report is stored here.
+    The uploaded file waits in the uploads storage (``editor.filestore``; ``upload_path`` is
+    its storage name) until the task ends; the final report is stored here.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_tasks")
@@ -78,7 +78,8 @@ class ExportTask(TrackedTask):
     """An export of a dataset prepared as a file by a task worker, to download when done.
 
     ``options`` are those of ``editor.exporting.export_dataset`` (spec, format, statuses,
-    audience, with_annotations); the file waits in ``settings.OCM_EXPORT_DIR``.
+    audience, with_annotations); the file waits in the exports storage (``editor.filestore``;
+    ``file_path`` is its storage name).
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_tasks")
