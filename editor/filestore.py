@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 UPLOADS = "ocm_uploads"
 EXPORTS = "ocm_exports"
 
-S3_BACKEND = "storages.backends.s3.S3Storage"
+S3_BACKEND = "editor.bucket.OnePartAtATimeS3Storage"
 FOLDER_BACKEND = "editor.filestore.SettingFolderStorage"
 
 
@@ -90,9 +90,6 @@ def storages_setting(url: str, *, endpoint: str | None = None, spool_bytes: int)
         "signature_version": "s3v4",  # what every S3-compatible server accepts now
         # Names are fresh uuids: no need to ask the bucket whether one is taken.
         "file_overwrite": True,
-        # One part in flight at a time: about 10 MB of memory per upload or download instead
-        # of ~90 MB with boto3's ten threads, for a fifth less speed (docs/performance.md).
-        "use_threads": False,
     }
     return {
         store: {

@@ -85,6 +85,7 @@ def test_an_upload_read_from_the_bucket_past_the_spool_size_goes_to_disk_not_mem
     with filestore.open_upload(big) as read:
         assert read.read() == lines
         assert read.file._rolled  # past it: a temporary file on disk
+    assert filestore.uploads().transfer_config.use_threads is False  # one part at a time
 
     with django_capture_on_commit_callbacks(execute=True):
         task = start_import_task(

@@ -80,7 +80,7 @@ def test_a_storage_url_that_names_no_bucket_is_refused_at_start(url):
 def test_the_bucket_holds_uploads_and_exports_under_the_prefix():
     built = filestore.storages_setting("s3://my-bucket/ocm/prod/", spool_bytes=7)
     uploads, exports = built[filestore.UPLOADS], built[filestore.EXPORTS]
-    assert uploads["BACKEND"] == exports["BACKEND"] == "storages.backends.s3.S3Storage"
+    assert uploads["BACKEND"] == exports["BACKEND"] == "editor.bucket.OnePartAtATimeS3Storage"
     assert uploads["OPTIONS"]["bucket_name"] == "my-bucket"
     assert (uploads["OPTIONS"]["location"], exports["OPTIONS"]["location"]) == (
         "ocm/prod/uploads",
