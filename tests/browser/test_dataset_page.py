@@ -39,6 +39,10 @@ def curator_page(live_server, page, transactional_db):
     page.get_by_label("Username").fill("cur")
     page.get_by_label("Password").fill("a-long-test-password")
     page.get_by_role("button", name="Log in").click()
+    # The filters answer once htmx has taken the page over: a box ticked before that (a
+    # loaded machine) went unheard.
+    expect(page).to_have_url(f"{live_server.url}/datasets/support/")
+    settled(page)
     return page
 
 
