@@ -69,7 +69,8 @@ class TranscriptOut(Schema):
     token_counts: dict | None = Field(
         None,
         description="{tokenizer, version, total, framing, messages: [tokens per message], "
-        'channels: {channel: tokens, "": no channel}} (docs/tokens.md); null: not counted.',
+        'channels: {channel: tokens, "": no channel}, trainable: [tokens each message trains '
+        "on when trained]} (docs/tokens.md); null: not counted.",
     )
     created_at: datetime
     updated_at: datetime
