@@ -54,6 +54,7 @@ def _measure(endpoint: str, folder: Path) -> None:
     from django.core.files.storage import storages
 
     from editor import filestore
+    from ocm_site.storages import task_storages
 
     source = folder / "upload.jsonl"
     line = b'{"messages": [{"role": "user", "content": "' + b"x" * 1000 + b'"}]}\n'
@@ -65,10 +66,10 @@ def _measure(endpoint: str, folder: Path) -> None:
 
     bucket = "bench-objectstore"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
-    s3 = filestore.storages_setting(
+    s3 = task_storages(
         f"s3://{bucket}/ocm", endpoint=endpoint, spool_bytes=settings.FILE_UPLOAD_MAX_MEMORY_SIZE
     )
-    local = filestore.storages_setting("", spool_bytes=0)
+    local = task_storages("", spool_bytes=0)
     for label, entries in (("local folder", local), ("S3 (moto, same machine)", s3)):
         settings.STORAGES.update(entries)
         storages.__dict__.pop("backends", None)  # built again from the setting

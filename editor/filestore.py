@@ -4,7 +4,8 @@ Both go through Django's storage API, two storages of the ``STORAGES`` setting: 
 and ``EXPORTS``. By default each is a folder (``OCM_UPLOAD_DIR``, ``OCM_EXPORT_DIR``); when
 ``OCM_STORAGE_URL`` names a bucket (``s3://bucket/prefix``) both are django-storages' S3
 backend, so a web worker and a task worker on different machines share no volume
-(docs/deploy.md, "Object storage"). ``storages_setting`` builds the two entries.
+(docs/deploy.md, "Object storage"). The settings build the two entries
+(``ocm_site/storages.py``, which names this module's folder backend and ``editor.bucket``'s).
 
 A task row keeps the storage name of its file (``ImportTask.upload_path``,
 ``ExportTask.file_path``). Rows written before the storages held absolute paths: an absolute
@@ -22,11 +23,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
-from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, storages
 from django.utils.http import content_disposition_header
@@ -35,11 +34,10 @@ from editor.errors import FileStoreUnavailable
 
 logger = logging.getLogger(__name__)
 
+# The two storages' names in ``STORAGES`` (ocm_site/storages.py builds them; a test checks
+# the names agree).
 UPLOADS = "ocm_uploads"
 EXPORTS = "ocm_exports"
-
-S3_BACKEND = "editor.bucket.OnePartAtATimeS3Storage"
-FOLDER_BACKEND = "editor.filestore.SettingFolderStorage"
 
 
 class SettingFolderStorage(FileSystemStorage):
@@ -57,47 +55,6 @@ class SettingFolderStorage(FileSystemStorage):
     @property
     def location(self) -> str:
         return os.path.abspath(self.base_location)
-
-
-def storages_setting(url: str, *, endpoint: str | None = None, spool_bytes: int) -> dict:
-    """The ``STORAGES`` entries of the two task storages: folders when ``url`` is empty, the
-    S3 backend on ``s3://bucket/prefix`` otherwise (``uploads/`` and ``exports/`` under the
-    prefix). ``endpoint``: an S3-compatible server's URL (None: boto3's own, which reads
-    ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``); credentials and region are boto3's too
-    (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_DEFAULT_REGION``…).
-    ``spool_bytes``: past this size a file read from the bucket is spooled to a local
-    temporary file instead of memory."""
-    if not url:
-        return {
-            UPLOADS: {"BACKEND": FOLDER_BACKEND, "OPTIONS": {"setting": "OCM_UPLOAD_DIR"}},
-            EXPORTS: {"BACKEND": FOLDER_BACKEND, "OPTIONS": {"setting": "OCM_EXPORT_DIR"}},
-        }
-    parts = urlsplit(url)
-    if parts.scheme != "s3" or not parts.netloc or parts.query or parts.fragment:
-        raise ImproperlyConfigured(
-            f"OCM_STORAGE_URL must look like s3://bucket/prefix (the prefix is optional), "
-            f"not {url!r}."
-        )
-    prefix = parts.path.strip("/")
-    options = {
-        "bucket_name": parts.netloc,
-        "endpoint_url": endpoint or None,
-        # The backend downloads a file it opens; past this it goes to disk, not memory.
-        "max_memory_size": spool_bytes,
-        # Objects are private: a download is a signed URL (``signed_url``), never public.
-        "default_acl": None,
-        "querystring_auth": True,
-        "signature_version": "s3v4",  # what every S3-compatible server accepts now
-        # Names are fresh uuids: no need to ask the bucket whether one is taken.
-        "file_overwrite": True,
-    }
-    return {
-        store: {
-            "BACKEND": S3_BACKEND,
-            "OPTIONS": {**options, "location": f"{prefix}/{folder}".lstrip("/")},
-        }
-        for store, folder in ((UPLOADS, "uploads"), (EXPORTS, "exports"))
-    }
 
 
 def uploads() -> Storage:

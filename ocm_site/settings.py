@@ -16,7 +16,7 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.management.utils import get_random_secret_key
 
-from editor import filestore
+from ocm_site.storages import task_storages
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -315,13 +315,13 @@ OCM_EXPORT_DIR = Path(os.environ.get("OCM_EXPORT_DIR") or BASE_DIR / "var" / "ex
 # Or both live in a bucket (docs/deploy.md, "Object storage"): OCM_STORAGE_URL=s3://bucket/prefix
 # names it, OCM_STORAGE_ENDPOINT an S3-compatible server (else boto3's AWS_ENDPOINT_URL…);
 # credentials and region are boto3's AWS_* variables. A prepared export is then downloaded
-# from a signed URL valid OCM_STORAGE_URL_EXPIRY seconds. editor/filestore.py builds the two
-# storages ("ocm_uploads", "ocm_exports").
+# from a signed URL valid OCM_STORAGE_URL_EXPIRY seconds. ocm_site/storages.py builds the two
+# storages ("ocm_uploads", "ocm_exports"; used by editor/filestore.py).
 OCM_STORAGE_URL = os.environ.get("OCM_STORAGE_URL", "").strip()
 OCM_STORAGE_ENDPOINT = os.environ.get("OCM_STORAGE_ENDPOINT", "").strip() or None
 OCM_STORAGE_URL_EXPIRY = int(os.environ.get("OCM_STORAGE_URL_EXPIRY", "300"))
 STORAGES.update(
-    filestore.storages_setting(
+    task_storages(
         OCM_STORAGE_URL, endpoint=OCM_STORAGE_ENDPOINT, spool_bytes=FILE_UPLOAD_MAX_MEMORY_SIZE
     )
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from editor import filestore
+from ocm_site.storages import task_storages
 from tests.api.conftest import api_client_for
 from tests.support.s3_server import CREDENTIALS, Bucket, s3_server
 
@@ -53,7 +53,7 @@ def bucket(s3_endpoint, aws_environment, settings, tmp_path) -> Bucket:
     settings.OCM_STORAGE_ENDPOINT = s3_endpoint
     settings.STORAGES = {
         **settings.STORAGES,
-        **filestore.storages_setting(
+        **task_storages(
             settings.OCM_STORAGE_URL,
             endpoint=s3_endpoint,
             spool_bytes=settings.FILE_UPLOAD_MAX_MEMORY_SIZE,

@@ -7,11 +7,14 @@ import io
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from editor import filestore
+from editor.bucket import OnePartAtATimeS3Storage
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.importing.tasks import run_import_task, start_import_task
 from editor.models import ExportTask, ImportTask, TaskStatus, Transcript
+from ocm_site import storages as ocm_storages
 
 from .test_imports import LINES
 
@@ -74,11 +77,19 @@ def test_an_export_prepared_before_the_storages_is_downloaded_from_its_absolute_
 )
 def test_a_storage_url_that_names_no_bucket_is_refused_at_start(url):
     with pytest.raises(ImproperlyConfigured, match="s3://bucket/prefix"):
-        filestore.storages_setting(url, spool_bytes=1)
+        ocm_storages.task_storages(url, spool_bytes=1)
+
+
+def test_the_settings_and_the_filestore_name_the_same_two_storages(settings):
+    assert (filestore.UPLOADS, filestore.EXPORTS) == (ocm_storages.UPLOADS, ocm_storages.EXPORTS)
+    assert {filestore.UPLOADS, filestore.EXPORTS} <= set(settings.STORAGES)
+    # The settings name the backends by their paths, importing nothing of the app.
+    assert import_string(ocm_storages.FOLDER_BACKEND) is filestore.SettingFolderStorage
+    assert import_string(ocm_storages.S3_BACKEND) is OnePartAtATimeS3Storage
 
 
 def test_the_bucket_holds_uploads_and_exports_under_the_prefix():
-    built = filestore.storages_setting("s3://my-bucket/ocm/prod/", spool_bytes=7)
+    built = ocm_storages.task_storages("s3://my-bucket/ocm/prod/", spool_bytes=7)
     uploads, exports = built[filestore.UPLOADS], built[filestore.EXPORTS]
     assert uploads["BACKEND"] == exports["BACKEND"] == "editor.bucket.OnePartAtATimeS3Storage"
     assert uploads["OPTIONS"]["bucket_name"] == "my-bucket"
@@ -88,7 +99,7 @@ def test_the_bucket_holds_uploads_and_exports_under_the_prefix():
     )
     assert uploads["OPTIONS"]["max_memory_size"] == 7
     assert (
-        filestore.storages_setting("s3://b", spool_bytes=1)[filestore.UPLOADS]["OPTIONS"][
+        ocm_storages.task_storages("s3://b", spool_bytes=1)[filestore.UPLOADS]["OPTIONS"][
             "location"
         ]
         == "uploads"

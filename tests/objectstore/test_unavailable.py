@@ -8,10 +8,10 @@ import io
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from editor import filestore
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.importing.tasks import run_import_task, start_import_task
 from editor.models import ImportTask, TaskStatus
+from ocm_site.storages import task_storages
 from tests.api.conftest import PREFIX as API
 from tests.support.s3_server import free_port
 
@@ -28,9 +28,7 @@ def out_of_reach(settings, monkeypatch) -> None:
     endpoint = f"http://127.0.0.1:{free_port()}"
     settings.STORAGES = {
         **settings.STORAGES,
-        **filestore.storages_setting(
-            settings.OCM_STORAGE_URL, endpoint=endpoint, spool_bytes=1024 * 1024
-        ),
+        **task_storages(settings.OCM_STORAGE_URL, endpoint=endpoint, spool_bytes=1024 * 1024),
     }
 
 
