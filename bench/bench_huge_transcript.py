@@ -6,7 +6,7 @@ Django stack. Issue 34, item 3: "one huge transcript pins the web workers".
 Requests: the API's render pages (first and last, each audience), the whole rendering as
 the route built it before it was paged (for comparison), the source page (first and last
 window), the single-transcript export (own spec, converted, end user's) and the transcript
-page (its first answer).
+page (its first answer for each audience, G, a page as the list scrolls, the edit form).
 
 Runs in a child process on a throwaway SQLite database and on PostgreSQL when a server
 answers (``bench.databases``).
@@ -107,12 +107,26 @@ def _child() -> None:
     _measure("API export, to openai-messages", get(api, export_url, {"spec": "openai-messages"}))
     _measure("API export, end user's", get(api, export_url, {"audience": "end_user"}))
     # The transcript page keeps its view per process (transcript_view): its first answer,
-    # with nothing kept, and the next ones.
+    # with nothing kept, and the next ones; G (the window of the last message), the next page
+    # as the list scrolls and the edit form, with nothing kept.
     page_url = f"/transcripts/{huge.pk}/"
-    for audience in ("annotator", "debug"):
+    for audience in ("end_user", "annotator", "debug", "training"):
         page = get(browser, page_url, {"audience": audience})
         _measure(f"transcript page, {audience} (first answer)", _forgetting(page), 1)
         _measure(f"transcript page, {audience} (view kept)", page)
+    last = {"audience": "annotator", "goto": MESSAGES - 1}
+    _measure(
+        "transcript page, annotator, G (first answer)", _forgetting(get(browser, page_url, last))
+    )
+    htmx = Client(headers={"HX-Request": "true"})
+    htmx.force_login(user)
+    scrolled = get(htmx, page_url, {"audience": "annotator", "page": 500})
+    _measure("transcript page, annotator, page 500 (nothing kept)", _forgetting(scrolled))
+    edit = {"audience": "annotator", "goto": 31_337, "edit": 31_337}
+    _measure(
+        "transcript page, annotator, edit form (nothing kept)",
+        _forgetting(get(browser, page_url, edit)),
+    )
 
 
 def _forgetting(step):

@@ -86,16 +86,33 @@ def display_turns(
     read = as_written.reread(transcript, source_text)
     items = {item.index: item for item in rendered.items}
     end_user = rendered.audience == END_USER
-    turns = []
-    for number, indices in enumerate(as_written.file_messages(read), start=1):
-        group = [read.messages[i] for i in indices]
-        context = as_written.PartContext(read, group, end_user)
-        parts = tuple(
-            Part(items[i], tuple(as_written.part_badges(message, items[i], context)))
-            for i, message in zip(indices, group, strict=True)
-            if i in items
-        )
-        if parts:
-            hidden = not any(part.item.visible_to_end_user for part in parts)
-            turns.append(Turn(number, as_written.role_as_written(read, group[0]), parts, hidden))
-    return turns
+    turns = (
+        file_turn(read, number, indices, items, end_user=end_user)
+        for number, indices in enumerate(as_written.file_messages(read), start=1)
+    )
+    return [turn for turn in turns if turn is not None]
+
+
+def file_turn(
+    read: formats.Transcript,
+    number: int,
+    indices: list[int],
+    items: dict[int, RenderedItem],
+    *,
+    end_user: bool,
+) -> Turn | None:
+    """File message ``number`` of ``read``, made of its messages ``indices`` (positions in
+    ``read.messages``), each shown as its item in ``items`` (by the same positions); None
+    when the audience sees none of them. A page of a long transcript is grouped by the same
+    rule from its own rows (``transcript_view.PagedView``)."""
+    group = [read.messages[i] for i in indices]
+    context = as_written.PartContext(read, group, end_user)
+    parts = tuple(
+        Part(items[i], tuple(as_written.part_badges(message, items[i], context)))
+        for i, message in zip(indices, group, strict=True)
+        if i in items
+    )
+    if not parts:
+        return None
+    hidden = not any(part.item.visible_to_end_user for part in parts)
+    return Turn(number, as_written.role_as_written(read, group[0]), parts, hidden)

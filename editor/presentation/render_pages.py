@@ -67,7 +67,7 @@ def render_page(
     if audience == END_USER:
         rows = rows.exclude(end_user_text="")  # NULL (the whole content) is visible too
     total = rows.count()
-    page = list(_messages(transcript, rows.order_by("index")[offset : offset + limit]))
+    page = list(messages_of(transcript, rows.order_by("index")[offset : offset + limit]))
     items = [render_item(template, index, message, audience) for index, message in page]
     out: dict[str, Any] = {
         "audience": audience,
@@ -84,7 +84,7 @@ def render_page(
     return out
 
 
-def _messages(transcript: Transcript, rows) -> Iterator[tuple[int, formats.Message]]:
+def messages_of(transcript: Transcript, rows) -> Iterator[tuple[int, formats.Message]]:
     """(index, canonical message) of each row, read as plain tuples (``stored_messages``)."""
     values = rows.annotate(attrs_text=Cast("attrs", models.TextField())).values_list(
         "index", *Message.STORED_COLUMNS, "attrs_text"
@@ -123,9 +123,9 @@ def _page_layout(transcript, template, ordered, messages: list, offset: int):
     known: dict[int, int] = cache.get(key) or {}
     resume = max((index for index in known if index <= offset), default=None)
     start = 0 if resume is None else resume
-    before = (message for _, message in _messages(transcript, ordered[start:offset]))
+    before = (message for _, message in messages_of(transcript, ordered[start:offset]))
     stop = offset + len(messages)
-    follow = next((m for _, m in _messages(transcript, ordered[stop : stop + 1])), None)
+    follow = next((m for _, m in messages_of(transcript, ordered[stop : stop + 1])), None)
     layout = training.page_layout(
         template, before, messages, follow, begins_at=None if resume is None else known[resume]
     )
@@ -138,25 +138,31 @@ def _page_layout(transcript, template, ordered, messages: list, offset: int):
     return layout
 
 
-def _training(
-    transcript: Transcript,
-    template: formats.Transcript,
-    rows,
-    page: list[tuple[int, formats.Message]],
-    offset: int,
-    convention: str | None,
-    out: dict[str, Any],
-) -> dict[str, Any]:
-    """The training rendering's fields of the page: each item's mask, the ``convention``,
-    and ``trained_tokens``, the page's (the whole transcript's when it is one page)."""
-    convention = convention_of(transcript, convention)
-    ordered = rows.order_by("index")
-    bounds = training.turn_bounds(
+def turn_bounds_of(ordered) -> training.TurnBounds:
+    """``training.turn_bounds`` of the rows ``ordered`` (by index), reading just the fields
+    it needs, a chunk of rows at a time."""
+    return training.turn_bounds(
         formats.Message(role, channel=channel, recipient=recipient, end=end)
         for role, channel, recipient, end in ordered.values_list(*TURN_FIELDS).iterator(
             chunk_size=ROW_CHUNK
         )
     )
+
+
+def page_training_masks(
+    transcript: Transcript,
+    template: formats.Transcript,
+    ordered,
+    page: list[tuple[int, formats.Message]],
+    offset: int,
+    convention: str,
+    bounds: training.TurnBounds,
+) -> list[training.MessageMask]:
+    """The training masks of ``page`` ((index, message) pairs: rows ``offset`` … of the
+    transcript's rows ``ordered`` by index) under ``convention``, as the whole transcript's
+    (``presentation.training.training_masks``): the whole transcript's ``bounds``
+    (``turn_bounds_of``), the page's place in the whole serialization (``_page_layout``),
+    trained tokens from the stored counts while they are current, else counted."""
     messages = [message for _, message in page]
     layout = None
     if transcript.spec in TEXT_SPECS and messages:
@@ -178,6 +184,25 @@ def _training(
             dataclasses.replace(mask, trained_tokens=stored[mask.index] if mask.trained else 0)
             for mask in masks
         ]
+    return masks
+
+
+def _training(
+    transcript: Transcript,
+    template: formats.Transcript,
+    rows,
+    page: list[tuple[int, formats.Message]],
+    offset: int,
+    convention: str | None,
+    out: dict[str, Any],
+) -> dict[str, Any]:
+    """The training rendering's fields of the page: each item's mask, the ``convention``,
+    and ``trained_tokens``, the page's (the whole transcript's when it is one page)."""
+    convention = convention_of(transcript, convention)
+    ordered = rows.order_by("index")
+    masks = page_training_masks(
+        transcript, template, ordered, page, offset, convention, turn_bounds_of(ordered)
+    )
     training.with_training(out["items"], masks)
     extra: dict[str, Any] = {"audience": TRAINING, "convention": convention}
     counted = training.trained_token_total(masks)

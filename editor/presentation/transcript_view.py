@@ -9,17 +9,34 @@ from __future__ import annotations
 
 import json
 import threading
+from bisect import bisect_left
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import NamedTuple
 
 from editor import formats
+from editor import tokens as stored_tokens
+from editor.formats import training
 from editor.formats.model import SEMANTIC_FIELDS
-from editor.formats.render import ANNOTATOR, DEBUG, END_USER, RenderedItem, render, token_spans
+from editor.formats.render import (
+    ANNOTATOR,
+    DEBUG,
+    END_USER,
+    RenderedItem,
+    render,
+    render_item,
+    token_spans,
+)
 from editor.formats.validate.pairing import pair_calls
 from editor.labels import annotations
-from editor.models import Transcript
-from editor.presentation.display import Part, Turn, display_turns
+from editor.models import Message, Transcript
+from editor.presentation.display import Part, Turn, display_turns, file_turn
+from editor.presentation.render_pages import (
+    ROW_CHUNK,
+    messages_of,
+    page_training_masks,
+)
 from editor.presentation.source_window import is_windowed, source_window
 from editor.presentation.training import TRAINING, convention_of, training_masks
 
@@ -125,40 +142,266 @@ class TranscriptView:
                     return self._card(part, len(turn.parts))
         return None
 
+    @property
+    def held(self) -> int:
+        """What it weighs among the views kept: its messages."""
+        return self.transcript.message_count
+
+    @property
+    def trained_tokens(self) -> int | None:
+        """The training rendering's trained tokens in all (None: not counted)."""
+        return training.trained_token_total(self.masks)
+
     def _turn(self, turn: Turn) -> TurnView:
-        return TurnView(
-            turn.number, turn.role, [self._card(part, len(turn.parts)) for part in turn.parts]
-        )
+        masks = self.masks
+        return _turn_view(self, turn, lambda index: masks[index] if masks else None)
 
     def _card(self, part: Part, parts: int) -> MessageCard:
         index = part.item.index
-        return MessageCard(
-            part.item,
-            badges=_badges(part.badges, parts),
-            answers=self.pairs.get(index),
-            replies=self.replies.get(index, []),
-            errors=self.counts.get((index, "error"), 0),
-            warnings=self.counts.get((index, "warning"), 0),
-            trained=self.masks[index] if self.masks else None,
+        return _card(self, part, parts, self.masks[index] if self.masks else None)
+
+
+def _turn_view(view, turn: Turn, mask_of) -> TurnView:
+    return TurnView(
+        turn.number,
+        turn.role,
+        [_card(view, part, len(turn.parts), mask_of(part.item.index)) for part in turn.parts],
+    )
+
+
+def _card(view, part: Part, parts: int, mask) -> MessageCard:
+    """The card of ``part`` (one of ``parts`` of its turn) with ``view``'s facts about its
+    message: the calls and replies it pairs with, its diagnostics, its training ``mask``."""
+    index = part.item.index
+    return MessageCard(
+        part.item,
+        badges=_badges(part.badges, parts),
+        answers=view.pairs.get(index),
+        replies=view.replies.get(index, []),
+        errors=view.counts.get((index, "error"), 0),
+        warnings=view.counts.get((index, "warning"), 0),
+        trained=mask,
+    )
+
+
+class _Facts(NamedTuple):
+    """What call pairing (``formats.validate.pairing``) and the training conventions'
+    bounds (``formats.training.turn_bounds``) read of a message: no content."""
+
+    role: str
+    channel: str | None
+    recipient: str | None
+    call_id: str | None
+    name: str | None
+    end: str | None
+
+
+FACT_FIELDS = _Facts._fields
+
+
+@dataclass
+class PagedView:
+    """A long transcript's view built from its message rows a page at a time
+    (``PAGED_VIEW_MIN_MESSAGES``): the same pages, turns and cards as ``TranscriptView``'s,
+    with no request holding more than a page of messages. What a card needs of the whole
+    transcript comes from light queries: the pairs of calls and replies and the training
+    bounds from a few short columns of every row (``FACT_FIELDS``), the diagnostics counts
+    from the stored diagnostics, the end user's turns from the rows' ``end_user_text``.
+
+    Only for specs whose file message is one canonical message (``SpecInfo.splits_messages``
+    false): a turn is then its message, numbered by its index, and no turn crosses a page."""
+
+    transcript: Transcript
+    audience: str
+    shown: list[int] | None = None  # end_user: the indexes of the messages shown; else all
+    source: str | None = None
+    spans: tuple = ()
+    pairs: dict[int, int] = field(default_factory=dict)
+    replies: dict[int, list[int]] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)
+    convention: str | None = None
+    bounds: training.TurnBounds | None = None  # training: the whole transcript's
+    trained_tokens: int | None = None  # training: from the stored counts while current
+
+    @property
+    def held(self) -> int:
+        """What it weighs among the views kept (``FACTS_PER_MESSAGE``)."""
+        facts = len(self.pairs) + len(self.replies) + len(self.counts) + len(self.shown or ())
+        return 1 + facts // FACTS_PER_MESSAGE
+
+    @property
+    def page_count(self) -> int:
+        shown = self.transcript.message_count if self.shown is None else len(self.shown)
+        return max(1, -(-shown // PAGE_SIZE))
+
+    def page(self, number: int) -> list[TurnView]:
+        return self.pages(number, number)
+
+    def pages(self, first: int, last: int) -> list[TurnView]:
+        """The turns of pages ``first`` to ``last``, both included: their rows alone."""
+        start, stop = first * PAGE_SIZE, (last + 1) * PAGE_SIZE
+        if start < 0 or stop <= start:
+            return []
+        rows = self._rows()
+        if self.shown is None:
+            rows = rows.filter(index__gte=start, index__lt=stop)
+        else:
+            wanted = self.shown[start:stop]
+            if not wanted:
+                return []
+            rows = rows.filter(index__gte=wanted[0], index__lte=wanted[-1])
+        return self._turns(list(messages_of(self.transcript, rows.order_by("index"))))
+
+    def page_holding(self, index: int) -> int:
+        """As ``TranscriptView.page_holding``: the page of the first turn shown at or after
+        message ``index``; the last page when it is past the end."""
+        if self.shown is None:
+            position = min(index, self.transcript.message_count - 1)
+        else:
+            position = min(bisect_left(self.shown, index), len(self.shown) - 1)
+        return max(position, 0) // PAGE_SIZE
+
+    def card(self, index: int) -> MessageCard | None:
+        if index < 0:
+            return None
+        page = list(messages_of(self.transcript, self._rows().filter(index=index)))
+        turns = self._turns(page)
+        return turns[0].cards[0] if turns else None
+
+    def _rows(self):
+        rows = Message.objects.filter(transcript=self.transcript)
+        if self.audience == END_USER:
+            rows = rows.exclude(end_user_text="")  # NULL (the whole content) is visible too
+        return rows
+
+    def _turns(self, page: list[tuple[int, formats.Message]]) -> list[TurnView]:
+        """The turns of ``page`` ((index, message) pairs, in order): one a message."""
+        transcript = self.transcript
+        read = formats.Transcript(
+            spec=transcript.spec,
+            header=transcript.header,
+            messages=[message for _, message in page],
+            attrs=transcript.attrs,
         )
+        shown_as = ANNOTATOR if self.audience == TRAINING else self.audience
+        items = {
+            position: item
+            for position, (index, message) in enumerate(page)
+            if (item := render_item(read, index, message, shown_as)) is not None
+        }
+        masks = {}
+        if self.audience == TRAINING and page:
+            ordered = Message.objects.filter(transcript=transcript).order_by("index")
+            found = page_training_masks(
+                transcript, read, ordered, page, page[0][0], self.convention, self.bounds
+            )
+            masks = {mask.index: mask for mask in found}
+        turns = (
+            file_turn(read, index + 1, [position], items, end_user=self.audience == END_USER)
+            for position, (index, _) in enumerate(page)
+        )
+        return [_turn_view(self, turn, masks.get) for turn in turns if turn is not None]
+
+
+def pages_from_rows(transcript: Transcript, audience: str) -> bool:
+    """Whether ``transcript`` is shown to ``audience`` a page of rows at a time
+    (``PagedView``) rather than rendered whole (``TranscriptView``)."""
+    return (
+        transcript.message_count >= PAGED_VIEW_MIN_MESSAGES
+        and not formats.spec_info(transcript.spec).splits_messages
+        and (audience != DEBUG or bool(transcript.source_text))
+    )
+
+
+def _paged_view(transcript: Transcript, audience: str, convention: str | None) -> PagedView:
+    view = PagedView(transcript, audience, convention=convention)
+    if audience == END_USER:
+        view.shown = list(
+            Message.objects.filter(transcript=transcript)
+            .exclude(end_user_text="")
+            .order_by("index")
+            .values_list("index", flat=True)
+            .iterator(chunk_size=ROW_CHUNK)
+        )
+        return view
+    view.counts = _diagnostic_counts(transcript.diagnostics)
+    facts = _facts(transcript)
+    view.pairs = pair_calls(facts)
+    view.replies = _replies_by_call(view.pairs)
+    if audience == DEBUG:
+        view.source, view.spans = _debug_source(transcript)
+    elif audience == TRAINING:
+        view.bounds = training.turn_bounds(facts)
+        view.trained_tokens = _trained_tokens(transcript, facts, convention, view.bounds)
+    return view
+
+
+def _facts(transcript: Transcript) -> list[_Facts]:
+    """Every message's ``FACT_FIELDS``, in order; a word that recurs (roles, channels) is
+    held once, however many rows spell it."""
+    words: dict[str, str] = {}
+    rows = (
+        Message.objects.filter(transcript=transcript)
+        .order_by("index")
+        .values_list(*FACT_FIELDS)
+        .iterator(chunk_size=ROW_CHUNK)
+    )
+    return [
+        _Facts(*(value if value is None else words.setdefault(value, value) for value in row))
+        for row in rows
+    ]
+
+
+def _trained_tokens(
+    transcript: Transcript, facts: list[_Facts], convention: str, bounds: training.TurnBounds
+) -> int | None:
+    """The trained tokens in all, from the stored counts while they are current (None
+    otherwise: counting every message is what a page spares; each card counts its own)."""
+    stored = stored_tokens.trainable_counts(transcript)
+    if stored is None:
+        return None
+    return sum(
+        stored[index]
+        for index, message in enumerate(facts)
+        if training.trained_flag(index, message, convention, bounds)[0]
+    )
+
+
+def _debug_source(transcript: Transcript) -> tuple[str, tuple]:
+    """The source as the debug rendering shows it: its first part when it is too long to
+    highlight whole (``source_window``), else all of it, with its control-token spans."""
+    source_text = transcript.source_text
+    if is_windowed(source_text):
+        source_text = source_window(source_text, transcript.spec).text
+    return source_text, tuple(token_spans(source_text, transcript.spec))
 
 
 # The views of long transcripts are kept, per process, for the requests that follow the first
 # (the next page as the list scrolls, G, the go-to box, a card after a save of another
 # message's labels): a version's view never changes. Bounded by the messages held, all views
-# together; shorter transcripts render afresh faster than the bound is worth.
+# together (a ``PagedView`` holds no message: its facts, a few numbers a message, count as
+# ``FACTS_PER_MESSAGE`` to a message); shorter transcripts render afresh faster than the
+# bound is worth.
 CACHED_VIEW_MIN_MESSAGES = 500
+FACTS_PER_MESSAGE = 20
 CACHED_VIEWS_MAX_MESSAGES = 30_000
-_views: OrderedDict[tuple, TranscriptView] = OrderedDict()
+_views: OrderedDict[tuple, TranscriptView | PagedView] = OrderedDict()
 _views_lock = threading.Lock()
+
+
+# Transcripts of this many messages or more are shown from their rows a page at a time
+# (``PagedView``), when their spec's file messages are one canonical message each: rendering
+# and grouping the whole transcript cost 1.6-2.1 s and 72 MB at 50,000 messages.
+PAGED_VIEW_MIN_MESSAGES = 2_000
 
 
 def transcript_view(
     transcript: Transcript, audience: str, convention: str | None = None
-) -> TranscriptView:
+) -> TranscriptView | PagedView:
     """``transcript`` rendered for ``audience`` (which the caller checked the user may see),
     in turns as its file has them; ``training``: the annotator's rendering with each card's
-    mask under ``convention`` (the spec's default when None; editor.presentation.training)."""
+    mask under ``convention`` (the spec's default when None; editor.presentation.training).
+    A long transcript is a ``PagedView``: built a page at a time from its rows."""
     if audience == TRAINING:
         convention = convention_of(transcript, convention)
     if transcript.message_count < CACHED_VIEW_MIN_MESSAGES:
@@ -169,13 +412,16 @@ def transcript_view(
         if view is not None:
             _views.move_to_end(key)
             return view
-    view = _view(transcript, audience, convention)
+    if pages_from_rows(transcript, audience):
+        view = _paged_view(transcript, audience, convention)
+    else:
+        view = _view(transcript, audience, convention)
     with _views_lock:
         _views[key] = view
-        held = sum(v.transcript.message_count for v in _views.values())
+        held = sum(v.held for v in _views.values())
         while held > CACHED_VIEWS_MAX_MESSAGES and len(_views) > 1:
             _, oldest = _views.popitem(last=False)
-            held -= oldest.transcript.message_count
+            held -= oldest.held
     return view
 
 

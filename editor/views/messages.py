@@ -61,8 +61,7 @@ def require_audience_or_403(transcript: Transcript, user, audience: str) -> None
 
 
 def _card_response(request, transcript, index, audience, *, extra: dict | None = None, status=200):
-    messages = transcript.stored_messages()
-    if not 0 <= index < len(messages):
+    if not 0 <= index < transcript.message_count:
         raise Http404("No such message.")
     context = transcript_context(request, transcript, audience)
     context.update(extra or {})

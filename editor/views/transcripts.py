@@ -14,7 +14,6 @@ from django.views.decorators.vary import vary_on_headers
 from editor import alternatives, formats, queues, tokens, workflow
 from editor.assist import suggestions
 from editor.errors import NotAllowed
-from editor.formats.training import trained_token_total
 from editor.labels import annotations
 from editor.models import (
     ALL_AUDIENCES,
@@ -192,7 +191,7 @@ def training_context(view) -> dict:
     return {
         "convention": view.convention,
         "conventions": list(CONVENTION_LABELS.items()),
-        "trained_tokens": trained_token_total(view.masks),
+        "trained_tokens": view.trained_tokens,
     }
 
 
@@ -216,7 +215,7 @@ def message_list_context(view, focus_page: int) -> dict:
     context = {"view": view, **_window(view, focus_page, focus_page)}
     if view.source is not None:
         context["segments"] = source_segments(view)
-        # A very long source is shown in part (transcript_view._view): say so.
+        # A very long source is shown in part (transcript_view._view, _debug_source): say so.
         context["source_is_part"] = len(view.source) < len(view.transcript.source_text or "")
     return context
 
