@@ -16,13 +16,12 @@ import sys
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from editor import formats
 from editor.errors import DomainError
 from editor.importing import ImportRejected, ImportReport, Kind, OnConflict, import_transcripts
 from editor.importing.preference import SHAPES as PREFERENCE_SHAPES
-from editor.models import Dataset, validate_dataset_slug
+from editor.models import Dataset, Transcript, validate_dataset_slug
 
 SHOWN_FAILURES = 20
 SLUG_LENGTH = Dataset._meta.get_field("slug").max_length
@@ -90,11 +89,10 @@ class Command(BaseCommand):
         self._last_step = None
         _check_slug(dataset)
         source = sys.stdin.buffer if path == "-" else path
-        with transaction.atomic():
-            # Created in the import's transaction: a rejected import leaves no empty dataset.
-            target, created = Dataset.objects.get_or_create(
-                slug=dataset, defaults={"name": dataset}
-            )
+        # Not in a transaction of its own: the import commits as the task worker's do (short
+        # transactions on SQLite, so that nobody's save waits for the whole import).
+        target, created = Dataset.objects.get_or_create(slug=dataset, defaults={"name": dataset})
+        try:
             try:
                 result = import_transcripts(
                     source,
@@ -107,16 +105,20 @@ class Command(BaseCommand):
                     progress=self._progress,
                     shape=shape,
                 )
-            except ImportRejected as rejected:
-                self._finish_progress()
-                self._write_report(rejected.report, report)
-                self._list_failures(rejected.report)
-                raise CommandError(
-                    f"{rejected.report.summary()} --partial imports the readable ones."
-                ) from None
-            except DomainError as error:
-                self._finish_progress()
-                raise CommandError(error.message) from None
+            except BaseException:
+                if created and not Transcript.all_objects.filter(dataset=target).exists():
+                    target.delete()  # a rejected import leaves no empty dataset behind
+                raise
+        except ImportRejected as rejected:
+            self._finish_progress()
+            self._write_report(rejected.report, report)
+            self._list_failures(rejected.report)
+            raise CommandError(
+                f"{rejected.report.summary()} --partial imports the readable ones."
+            ) from None
+        except DomainError as error:
+            self._finish_progress()
+            raise CommandError(error.message) from None
         self._finish_progress()
         self._write_report(result, report)
         self._list_failures(result)
