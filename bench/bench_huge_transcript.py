@@ -9,7 +9,7 @@ window), the single-transcript export (own spec, converted, end user's) and the 
 page (its first answer for each audience, G, a page as the list scrolls, the edit form).
 
 Runs in a child process on a throwaway SQLite database and on PostgreSQL when a server
-answers (``bench.databases``).
+answers (``bench.databases``). ``OCM_BENCH_HUGE=page``: the transcript page's rows only.
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_huge_transcript
 """
@@ -85,6 +85,9 @@ def _child() -> None:
 
         return step
 
+    if os.environ.get("OCM_BENCH_HUGE") == "page":  # the transcript page's rows only
+        _transcript_page(browser, huge, user, get)
+        return
     _measure("whole rendering, annotator (before: the route's answer)", whole("annotator"), 1)
     _measure("whole rendering, debug (before)", whole("debug"), 1)
     _measure("whole rendering, training (before)", whole("training"), 1)
@@ -106,9 +109,15 @@ def _child() -> None:
     _measure("API export, own spec", get(api, export_url))
     _measure("API export, to openai-messages", get(api, export_url, {"spec": "openai-messages"}))
     _measure("API export, end user's", get(api, export_url, {"audience": "end_user"}))
-    # The transcript page keeps its view per process (transcript_view): its first answer,
-    # with nothing kept, and the next ones; G (the window of the last message), the next page
-    # as the list scrolls and the edit form, with nothing kept.
+    _transcript_page(browser, huge, user, get)
+
+
+def _transcript_page(browser, huge, user, get) -> None:
+    """The transcript page keeps its view per process (transcript_view): its first answer,
+    with nothing kept, and the next ones; G (the window of the last message), the next page
+    as the list scrolls and the edit form, with nothing kept."""
+    from django.test import Client
+
     page_url = f"/transcripts/{huge.pk}/"
     for audience in ("end_user", "annotator", "debug", "training"):
         page = get(browser, page_url, {"audience": audience})
@@ -116,16 +125,17 @@ def _child() -> None:
         _measure(f"transcript page, {audience} (view kept)", page)
     last = {"audience": "annotator", "goto": MESSAGES - 1}
     _measure(
-        "transcript page, annotator, G (first answer)", _forgetting(get(browser, page_url, last))
+        "transcript page, annotator, G (first answer)", _forgetting(get(browser, page_url, last)), 1
     )
     htmx = Client(headers={"HX-Request": "true"})
     htmx.force_login(user)
     scrolled = get(htmx, page_url, {"audience": "annotator", "page": 500})
-    _measure("transcript page, annotator, page 500 (nothing kept)", _forgetting(scrolled))
+    _measure("transcript page, annotator, page 500 (nothing kept)", _forgetting(scrolled), 1)
     edit = {"audience": "annotator", "goto": 31_337, "edit": 31_337}
     _measure(
         "transcript page, annotator, edit form (nothing kept)",
         _forgetting(get(browser, page_url, edit)),
+        1,
     )
 
 
