@@ -21,3 +21,16 @@ class LimitOffset(LimitOffsetPagination):
 
     def __init__(self, **kwargs):
         super().__init__(max_limit=MAX_LIMIT, **kwargs)
+
+
+def next_page_url(request, page: dict) -> str | None:
+    """The URL of the page after ``page`` (a page of a rendering: ``offset``, ``limit``,
+    ``total``): the same path and query with the next offset; None after the last page. A
+    POST route's next page is the same body posted to it."""
+    following = page["offset"] + page["limit"]
+    if following >= page["total"]:
+        return None
+    query = request.GET.copy()
+    query["offset"] = str(following)
+    query["limit"] = str(page["limit"])
+    return f"{request.path}?{query.urlencode()}"

@@ -2,21 +2,33 @@
 ``/formats/detect`` and ``/formats/parse`` (``router``), and the CLI's verbs ``/validate``,
 ``/convert`` and ``/render`` (``verbs``)."""
 
-from ninja import Router, Schema, Status
+from ninja import Query, Router, Schema, Status
 
 from editor import formats
 from editor.formats.convert import convert as convert_transcript
-from editor.formats.render import render as render_transcript
-from editor.formats.training import TRAINING, render_training
-from editor.formats.validate import validate_text
+from editor.formats.pages import render_text_page
+from editor.formats.validate import validate_parsed
+from editor.presentation.render_pages import RENDER_PAGE_MAX
+from editor.storage.content import check_message_count, check_size
 
 from ..errors import errors
-from ..schemas import ConvertIn, ConvertOut, RenderIn, RenderOut, ValidateIn, ValidateOut
+from ..pagination import next_page_url
+from ..schemas import (
+    ConvertIn,
+    ConvertOut,
+    RenderIn,
+    RenderPageOut,
+    RenderPageQuery,
+    ValidateIn,
+    ValidateOut,
+)
 
 router = Router(tags=["formats"])
 verbs = Router(tags=["formats"])
 
 # The largest request body these routes read: the core is linear, so this bounds their time.
+# A posted text is also one transcript: OCM_MAX_TRANSCRIPT_BYTES / OCM_MAX_TRANSCRIPT_MESSAGES
+# apply to it as to a stored one (``parsed``: 422 ``transcript-too-large``).
 MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
@@ -75,8 +87,19 @@ def parse(request, payload: TextIn):
                 "details": {"spec_ids": list(formats.SPEC_IDS)},
             },
         )
-    transcript, diagnostics = formats.parse(payload.text, spec=payload.spec)
+    transcript, diagnostics = parsed(payload.text, payload.spec)
     return {**transcript.to_dict(), "diagnostics": [d.to_dict() for d in diagnostics]}
+
+
+def parsed(text: str, spec: str | None) -> tuple[formats.Transcript, list]:
+    """``formats.parse`` of a posted text within the limits of one transcript: more than
+    ``OCM_MAX_TRANSCRIPT_BYTES`` is refused before the parse, more than
+    ``OCM_MAX_TRANSCRIPT_MESSAGES`` messages after it (``TranscriptTooLarge``: 422
+    ``transcript-too-large``, as creating or saving such a transcript is)."""
+    check_size(text)
+    transcript, diagnostics = formats.parse(text, spec=spec)
+    check_message_count(len(transcript.messages))
+    return transcript, diagnostics
 
 
 def too_large(request) -> bool:
@@ -98,12 +121,14 @@ def body_too_large() -> Status:
     "/validate",
     response={200: ValidateOut, **errors(413, 422, 429)},
     summary="Every diagnostic of a text, syntax and semantic (ocm validate)",
-    description="Bad input is still a 200: its problems are the diagnostics.",
+    description="Bad input is still a 200: its problems are the diagnostics. A text of more "
+    "than `OCM_MAX_TRANSCRIPT_BYTES` or `OCM_MAX_TRANSCRIPT_MESSAGES` messages is a 422 "
+    "`transcript-too-large`.",
 )
 def validate(request, payload: ValidateIn):
     if too_large(request):
         return body_too_large()
-    transcript, diagnostics = validate_text(payload.text, payload.spec)
+    transcript, diagnostics = validate_parsed(payload.text, parsed(payload.text, payload.spec))
     return {
         "spec": transcript.spec,
         "messages": [m.to_dict() for m in transcript.messages],
@@ -118,12 +143,13 @@ def validate(request, payload: ValidateIn):
     response={200: ConvertOut, **errors(413, 422, 429)},
     summary="A text written in another spec, with what is lost (ocm convert)",
     description="A text with no readable message is a 422 `invalid-content` carrying its "
-    "diagnostics.",
+    "diagnostics; one of more than `OCM_MAX_TRANSCRIPT_BYTES` or "
+    "`OCM_MAX_TRANSCRIPT_MESSAGES` messages a 422 `transcript-too-large`.",
 )
 def convert(request, payload: ConvertIn):
     if too_large(request):
         return body_too_large()
-    transcript, diagnostics = formats.parse(payload.text, spec=payload.source)
+    transcript, diagnostics = parsed(payload.text, payload.source)
     found = [d.to_dict() for d in diagnostics]
     if formats.has_errors(diagnostics) and not transcript.messages:
         message = "The text has no readable message to convert."
@@ -139,15 +165,30 @@ def convert(request, payload: ConvertIn):
 
 @verbs.post(
     "/render",
-    response={200: RenderOut, **errors(413, 422, 429)},
+    response={200: RenderPageOut, **errors(413, 422, 429)},
     exclude_none=True,  # source and spans exist only in the debug rendering
-    summary="A text as an audience sees it (ocm render)",
-    description="The text is the caller's own, so every audience is open to any user.",
+    summary="A text as an audience sees it, a page of items at a time (ocm render)",
+    description="The text is the caller's own, so every audience is open to any user. "
+    "Audiences and answer as `GET /transcripts/{id}/render` (`training`: `parts` / `spans` "
+    "are offsets into `text`; no `trained_tokens`).\n\n"
+    f"Paged as that route: `offset` and `limit` (1 to {RENDER_PAGE_MAX:,}, default "
+    f"{RENDER_PAGE_MAX:,}) in the query, over the items; the answer says `total`, `offset`, "
+    "`limit` and `next` (the URL to post the same body to for the next page, null on the "
+    "last page). `debug`: the page's part of the text (`source_offset` where it begins). "
+    "A text of more than `OCM_MAX_TRANSCRIPT_BYTES` or `OCM_MAX_TRANSCRIPT_MESSAGES` "
+    "messages is a 422 `transcript-too-large`, as it is for `/validate` and `/convert`.",
 )
-def render(request, payload: RenderIn):
+def render(request, payload: RenderIn, page: Query[RenderPageQuery]):
     if too_large(request):
         return body_too_large()
-    transcript, _ = formats.parse(payload.text, spec=payload.spec)
-    if payload.audience == TRAINING:
-        return render_training(transcript, payload.convention, text=payload.text)
-    return render_transcript(transcript, payload.audience, source_text=payload.text).to_dict()
+    transcript, _ = parsed(payload.text, payload.spec)
+    rendered = render_text_page(
+        transcript,
+        payload.text,
+        payload.audience,
+        offset=page.offset,
+        limit=page.limit,
+        convention=payload.convention,
+    )
+    rendered["next"] = next_page_url(request, rendered)
+    return rendered

@@ -22,7 +22,7 @@ from editor.visibility import (
 )
 
 from ..errors import errors
-from ..pagination import MAX_LIMIT, LimitOffset
+from ..pagination import MAX_LIMIT, LimitOffset, next_page_url
 from ..schemas import (
     Audience,
     DiagnosticsOut,
@@ -162,19 +162,8 @@ def render(
     rendered = render_page(
         transcript, audience, offset=page.offset, limit=page.limit, convention=convention
     )
-    rendered["next"] = _next_page(request, rendered)
+    rendered["next"] = next_page_url(request, rendered)
     return rendered
-
-
-def _next_page(request, rendered: dict) -> str | None:
-    """The URL of the page after ``rendered``: the same query with the next offset."""
-    following = rendered["offset"] + rendered["limit"]
-    if following >= rendered["total"]:
-        return None
-    query = request.GET.copy()
-    query["offset"] = str(following)
-    query["limit"] = str(rendered["limit"])
-    return f"{request.path}?{query.urlencode()}"
 
 
 @router.get(

@@ -459,6 +459,20 @@ def page_layout(
     return PageLayout(text, bounds, shift, None if follow_begin is None else follow_begin + shift)
 
 
+def parsed_page_layout(text: str, page: list[Message]) -> PageLayout | None:
+    """The layout of ``page``, messages parsed from ``text`` (a text held whole: the one
+    posted to ``POST /render``), in ``text`` itself: each message's pieces as
+    ``message_parts`` finds them, read from the sources the parse kept (no second parse).
+    None for an empty page or a message with no source."""
+    bounds = []
+    for message in page:
+        source = message.source
+        if source is None:
+            return None
+        bounds.append(_pieces(text, source.begin, source.end, message.content))
+    return PageLayout(text, bounds, 0, None) if bounds else None
+
+
 def _written_length(template: Transcript, messages: list[Message], follow: Message) -> int:
     """How much of the whole text ``messages`` take, ``follow`` coming after them: written
     with and without them, the difference (no parse: the before-page windows need only
