@@ -10,6 +10,7 @@ from editor.models import Annotation, Suggestion
 from tests.browser.conftest import settled
 from tests.browser.geography import geography, log_in
 from tests.support.judging import QUESTIONS
+from tests.support.label_questions import message_schema
 
 
 @pytest.fixture
@@ -66,24 +67,7 @@ def test_a_suggestion_about_a_message_shown_on_it_and_accepted(
 ):
     """A judge of a question about each message leaves its answer on that message's card."""
     world = geography(answer="Sydney.")
-    schema = create_label_schema(
-        world.dataset,
-        author=world.curator,
-        name="Turns",
-        questions=[
-            {
-                "key": "correct",
-                "kind": "choice",
-                "prompt": "Is this answer correct?",
-                "applies_to": "message",
-                "roles": ["assistant"],
-                "options": [
-                    {"value": "yes", "label": "Correct", "key": "1"},
-                    {"value": "no", "label": "Wrong", "key": "2"},
-                ],
-            }
-        ],
-    )
+    schema = message_schema(world.dataset, world.curator)  # "correct" about each answer
     Suggestion.objects.create(
         transcript=world.transcript,
         schema_version=schema.current_version,

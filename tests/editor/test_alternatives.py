@@ -16,38 +16,9 @@ from editor.errors import (
     NotATurn,
 )
 from editor.models import Alternative, Dataset, LabelSchema, ReviewQueue, Transcript
-from editor.storage.create import create_transcript
+from tests.support.turns import CHAT, fresh, msg
 
 pytestmark = pytest.mark.django_db
-
-
-def msg(role: str, content: str, **fields) -> formats.Message:
-    return formats.Message(role=role, content=content, end=formats.END, **fields)
-
-
-CHAT = [
-    msg("system", "Be brief."),
-    msg("user", "Weather in Tokyo?"),
-    msg("assistant", "Let me check.", channel="commentary"),
-    msg("tool", '{"temp": 20}', name="functions.weather"),
-    msg("assistant", "20 °C and sunny.", channel="final"),
-    msg("user", "Thanks!"),
-    msg("assistant", "You're welcome.", channel="final"),
-]
-
-
-@pytest.fixture
-def chat(dataset, curator) -> Transcript:
-    return create_transcript(
-        dataset,
-        canonical=formats.Transcript(spec="openchatml-2.2", messages=list(CHAT)),
-        author=curator,
-    )
-
-
-def fresh(transcript: Transcript) -> Transcript:
-    return Transcript.objects.select_related("dataset").get(pk=transcript.pk)
-
 
 ANSWER = [{"role": "assistant", "channel": "final", "content": "Sunny, 20 °C.", "end": "return"}]
 

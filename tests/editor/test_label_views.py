@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from editor.labels import create_label_schema
 from editor.models import Annotation
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
+from tests.support.label_questions import message_schema
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -21,31 +21,15 @@ def transcript(dataset, curator):
 
 @pytest.fixture
 def schema(dataset, curator):
-    return create_label_schema(
-        dataset,
-        author=curator,
-        name="Finals",
-        questions=[
-            {
-                "key": "correct",
-                "kind": "choice",
-                "prompt": "Is this answer correct?",
-                "applies_to": "message",
-                "roles": ["assistant"],
-                "options": [
-                    {"value": "yes", "label": "Yes", "key": "1"},
-                    {"value": "no", "label": "No", "key": "2"},
-                ],
-            },
-            {
-                "key": "issues",
-                "kind": "span",
-                "prompt": "Tag problems",
-                "roles": ["assistant"],
-                "tags": [{"value": "hallucination", "label": "Hallucination", "key": "h"}],
-            },
-        ],
-    )
+    """``correct`` about each assistant message, and span tags on them."""
+    issues = {
+        "key": "issues",
+        "kind": "span",
+        "prompt": "Tag problems",
+        "roles": ["assistant"],
+        "tags": [{"value": "hallucination", "label": "Hallucination", "key": "h"}],
+    }
+    return message_schema(dataset, curator, issues, name="Finals")
 
 
 def test_assistant_messages_carry_their_questions_and_tags(client, transcript, annotator, schema):

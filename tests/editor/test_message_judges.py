@@ -14,28 +14,15 @@ from editor import formats
 from editor.assist import judges, runs, tasks
 from editor.errors import InvalidJudge
 from editor.exporting import export_dataset
-from editor.labels import create_label_schema
 from editor.models import Annotation, JudgeRun, Suggestion, TaskStatus
 from editor.storage.create import create_transcript
 from tests.support.judging import make_connection
+from tests.support.label_questions import message_schema
 from tests.support.openai_server import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-QUESTIONS = [
-    {
-        "key": "correct",
-        "kind": "choice",
-        "prompt": "Is this answer correct?",
-        "applies_to": "message",
-        "roles": ["assistant"],
-        "options": [
-            {"value": "yes", "label": "Correct", "key": "1"},
-            {"value": "no", "label": "Wrong", "key": "2"},
-        ],
-    },
-    {"key": "tone", "kind": "rating", "prompt": "Tone?", "applies_to": "message", "scale": 5},
-]
+TONE = {"key": "tone", "kind": "rating", "prompt": "Tone?", "applies_to": "message", "scale": 5}
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +60,7 @@ def by_turn(body):
 
 @pytest.fixture
 def world(dataset, curator, annotator, openai_server):
-    schema = create_label_schema(dataset, author=curator, name="Turns", questions=QUESTIONS)
+    schema = message_schema(dataset, curator, TONE)  # "correct", then "tone"
     connection = make_connection(dataset, openai_server, curator)
     judge = judges.attach_judge(schema, question="correct", connection=connection, user=curator)
     return schema, judge, chats(dataset, annotator)

@@ -12,38 +12,12 @@ from editor.revisions import restore_revision
 from editor.storage.create import create_transcript
 from editor.storage.save import save_transcript
 from tests.editor.samples import demo_texts
+from tests.support.turns import fresh
 
 pytestmark = pytest.mark.django_db
 
-
-def msg(role: str, content: str, **fields) -> formats.Message:
-    return formats.Message(role=role, content=content, end=formats.END, **fields)
-
-
-CHAT = [
-    msg("system", "Be brief."),
-    msg("user", "Weather in Tokyo?"),
-    msg("assistant", "Let me check.", channel="commentary"),
-    msg("tool", '{"temp": 20}', name="functions.weather"),
-    msg("assistant", "20 °C and sunny.", channel="final"),
-    msg("user", "Thanks!"),
-    msg("assistant", "You're welcome.", channel="final"),
-]
-LAST = 6  # the last turn: one message
+LAST = 6  # the last turn of the chat: one message
 HAND = [{"role": "assistant", "channel": "final", "content": "Any time!", "end": "end"}]
-
-
-@pytest.fixture
-def chat(dataset, curator) -> Transcript:
-    return create_transcript(
-        dataset,
-        canonical=formats.Transcript(spec="openchatml-2.2", messages=list(CHAT)),
-        author=curator,
-    )
-
-
-def fresh(transcript: Transcript) -> Transcript:
-    return Transcript.objects.select_related("dataset").get(pk=transcript.pk)
 
 
 def edit(transcript: Transcript, index: int, content: str, author) -> Transcript:
