@@ -67,6 +67,27 @@ urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("datasets/", views.dataset_create, name="dataset-create"),
     path("datasets/<dataset:slug>/", views.dataset_detail, name="dataset"),
+    # The dataset page's sections below the table, fetched once the table is in (htmx).
+    path(
+        "datasets/<dataset:slug>/sections/queues/",
+        views.dataset_queues_section,
+        name="dataset-queues-section",
+    ),
+    path(
+        "datasets/<dataset:slug>/sections/members/",
+        views.dataset_members_section,
+        name="dataset-members-section",
+    ),
+    path(
+        "datasets/<dataset:slug>/sections/import/",
+        views.dataset_import_section,
+        name="dataset-import-section",
+    ),
+    path(
+        "datasets/<dataset:slug>/sections/export/",
+        views.dataset_export_section,
+        name="dataset-export-section",
+    ),
     path("datasets/<dataset:slug>/edit/", views.dataset_edit, name="dataset-edit"),
     path("datasets/<dataset:slug>/delete/", views.dataset_delete, name="dataset-delete"),
     path("datasets/<dataset:slug>/members/", views.member_add, name="member-add"),

@@ -13,7 +13,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from editor import bulk
 from editor.errors import DomainError, NotAllowed
 from editor.models import BulkTask, TaskStatus
-from editor.views.datasets import dataset_context
+from editor.views.datasets import table_context
 from editor.visibility import visible_bulk_task, visible_dataset
 
 
@@ -71,7 +71,7 @@ def dataset_bulk(request, slug):
         (messages.error if status != 200 else messages.success)(request, text)
         query = request.GET.urlencode()
         return redirect(reverse("dataset", args=[slug]) + (f"?{query}" if query else ""))
-    context = dataset_context(request, dataset, **outcome)
+    context = {**table_context(request, dataset), **outcome}  # the table alone
     return render(request, "editor/dataset.html#transcript-table", context, status=status)
 
 

@@ -93,11 +93,17 @@ def dataset_create(request):
 @vary_on_headers("HX-Request")
 def dataset_detail(request, slug):
     dataset = visible_dataset(request.user, slug, with_webhook_alert=True)
-    context = dataset_context(request, dataset)
     if not request.htmx or request.htmx.history_restore_request:
-        # Curators hear of a webhook endpoint disabled after failures (banner and message).
-        context["disabled_webhooks"] = webhook_notices.tell(request, dataset)
+        # The table first: the sections below it are fetched once the page is in (htmx).
+        context = {
+            **table_context(request, dataset),
+            **_head_context(dataset),
+            "deferred_sections": _deferred_sections(dataset),
+            # Curators hear of a webhook endpoint disabled after failures (banner and message).
+            "disabled_webhooks": webhook_notices.tell(request, dataset),
+        }
         return render(request, "editor/dataset.html", context)
+    context = table_context(request, dataset)
     context["swap_filters"] = True
     response = render(request, "editor/dataset.html#transcript-table", context)
     # The address pushed to the history: the filter form sends its empty fields too.
@@ -106,8 +112,24 @@ def dataset_detail(request, slug):
 
 
 def dataset_context(request, dataset: Dataset, **overrides) -> dict:
-    """Everything the dataset page shows: a page of the filtered transcripts, the members,
-    the import, export and edit forms (``overrides`` replace a form to show its errors)."""
+    """Everything the dataset page shows, its sections below the table in the page: a form
+    shown again with its errors, or the export's preview without JavaScript (``overrides``
+    replace a form to show its errors). The page as first asked (``dataset_detail``) leaves
+    the sections out and fetches each after the table."""
+    context = {
+        **table_context(request, dataset),
+        **_head_context(dataset),
+        **_queues_context(dataset),
+        **_members_context(dataset),
+        **_import_context(dataset),
+        **_export_context(request, dataset),
+    }
+    context.update(overrides)
+    return context
+
+
+def table_context(request, dataset: Dataset) -> dict:
+    """A page of the filtered transcripts, the filters and the bulk actions' form."""
     page_path = reverse("dataset", args=[dataset.slug])
     filters = TranscriptFilterForm(
         request.GET, dataset=dataset, sees_hidden=dataset.sees_hidden(request.user)
@@ -118,8 +140,7 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
     page = listed.page(request.GET.get("page"), PAGE_SIZE)
     counts = listed.code_counts(page.paginator.count)
     code_facet = filter_forms.code_facet(counts, request.GET, page_path)
-    queues = list(dataset.queues.prefetch_related("schemas__current_version"))
-    context = {
+    return {
         "dataset": dataset,
         "filter_form": filters,
         "page": page,
@@ -130,32 +151,125 @@ def dataset_context(request, dataset: Dataset, **overrides) -> dict:
         "sort_links": _sort_links(request, page_path, sort),
         "bulk_url": _url(request, reverse("dataset-bulk", args=[dataset.slug]), page=None),
         "bulk_transitions": bulk_transitions(dataset),
-        "bulk_queues": queues if dataset.user_can_curate else [],
-        "queues": queues,
-        # what a new queue may ask (the queue form's choice)
-        "label_schemas": list(dataset.label_schemas.active().with_current_version())
-        if dataset.user_can_curate
-        else [],
+        # the bulk action "add to a queue" names them
+        "bulk_queues": list(dataset.queues.all()) if dataset.user_can_curate else [],
         "sort": sort,
-        "members": membership.members(dataset),
-        "invitations": membership.invitations(dataset) if dataset.user_can_curate else [],
-        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
-        "member_form": MemberAddForm(),
-        "roles": Role.choices,
+    }
+
+
+def _head_context(dataset: Dataset) -> dict:
+    """What sits above the table: the curator's "Edit dataset" and its recent edits."""
+    return {
         "edit_form": DatasetEditForm(instance=dataset),
         "dataset_edits": membership.edit_log(dataset)[:RECENT_EDITS]
         if dataset.user_can_curate
         else [],
+    }
+
+
+def _queues_context(dataset: Dataset) -> dict:
+    return {
+        "dataset": dataset,
+        "queues": list(dataset.queues.prefetch_related("schemas__current_version")),
+        # what a new queue may ask (the queue form's choice)
+        "label_schemas": list(dataset.label_schemas.active().with_current_version())
+        if dataset.user_can_curate
+        else [],
+        "status_choices": Status.choices,
+    }
+
+
+def _members_context(dataset: Dataset, member_form=None) -> dict:
+    return {
+        "dataset": dataset,
+        "members": membership.members(dataset),
+        "invitations": membership.invitations(dataset) if dataset.user_can_curate else [],
+        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
+        "member_form": member_form or MemberAddForm(),
+        "roles": Role.choices,
+    }
+
+
+def _import_context(dataset: Dataset) -> dict:
+    return {
+        "dataset": dataset,
         "import_form": ImportForm(),
-        "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
         "import_tasks": dataset.import_tasks.select_related("created_by")[:5]
         if dataset.user_can_edit
         else [],
-        "export_tasks": dataset.export_tasks.filter(created_by=request.user)[:5],
-        "status_choices": Status.choices,
     }
-    context.update(overrides)
-    return context
+
+
+def _export_context(request, dataset: Dataset) -> dict:
+    return {
+        "dataset": dataset,
+        "export_form": ExportForm(initial={"audience": _default_export_audience(dataset)}),
+        "export_tasks": dataset.export_tasks.filter(created_by=request.user)[:5],
+    }
+
+
+# --- the sections below the table: each fetched by the page once the table is in ---------
+
+# name -> (title, URL name, the partial of editor/dataset.html that answers it)
+SECTIONS = {
+    "queues": ("Review queues", "dataset-queues-section", "queues-section"),
+    "members": ("Members", "dataset-members-section", "members"),
+    "import": ("Import", "dataset-import-section", "import-section"),
+    "export": ("Export", "dataset-export-section", "export-section"),
+}
+
+
+def _deferred_sections(dataset: Dataset) -> dict[str, dict]:
+    """The placeholders the page holds where each section goes (import: editors only)."""
+    names = [name for name in SECTIONS if name != "import" or dataset.user_can_edit]
+    return {
+        name: {
+            "id": name,
+            "title": SECTIONS[name][0],
+            "url": reverse(SECTIONS[name][1], args=[dataset.slug]),
+        }
+        for name in names
+    }
+
+
+def _section(request, name: str, context: dict):
+    """The section's partial (htmx); without JavaScript (the placeholder's link), the section
+    on a page of its own."""
+    template = f"editor/dataset.html#{SECTIONS[name][2]}"
+    if request.htmx:
+        return render(request, template, context)
+    context = {**context, "section_template": template, "section_title": SECTIONS[name][0]}
+    return render(request, "editor/dataset_section.html", context)
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_queues_section(request, slug):
+    dataset = visible_dataset(request.user, slug)
+    return _section(request, "queues", _queues_context(dataset))
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_members_section(request, slug):
+    dataset = visible_dataset(request.user, slug)
+    return _section(request, "members", _members_context(dataset))
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_import_section(request, slug):
+    dataset = visible_dataset(request.user, slug)
+    if not dataset.user_can_edit:
+        raise PermissionDenied("You may not import into this dataset.")
+    return _section(request, "import", _import_context(dataset))
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def dataset_export_section(request, slug):
+    dataset = visible_dataset(request.user, slug)
+    return _section(request, "export", _export_context(request, dataset))
 
 
 def _without_query(request):
@@ -246,13 +360,8 @@ def _members_response(request, dataset: Dataset, *, refusal=None, member_form=No
             messages.success(request, notice)
         return redirect(reverse("dataset", args=[dataset.slug]) + "#members")
     context = {
-        "dataset": dataset,
-        "members": membership.members(dataset),
-        "invitations": membership.invitations(dataset) if dataset.user_can_curate else [],
+        **_members_context(dataset, member_form),
         "member_notice": notice,
-        "member_changes": membership.change_log(dataset)[:RECENT_MEMBER_CHANGES],
-        "member_form": member_form or MemberAddForm(),
-        "roles": Role.choices,
         "member_refusal": refusal,
     }
     status = refusal.status if refusal is not None else 200

@@ -1,5 +1,6 @@
 // The dataset page's bulk selection: tick rows, the whole page, or every transcript the
-// filters match, and say what is selected. The table is swapped by htmx, so everything here
+// filters match, and say what is selected; and its sections below the table, which say so
+// in place when they cannot be fetched. The table is swapped by htmx, so everything here
 // listens on the document. No inline script anywhere: this file is it.
 (function () {
   "use strict";
@@ -70,5 +71,48 @@
     if (!focused.matches("textarea, input:not([type=checkbox]):not([type=radio])")) return;
     const incoming = fresh.querySelector("#" + CSS.escape(focused.id));
     if (incoming) incoming.setAttribute("hx-preserve", "true");
+  });
+
+  // The sections below the table (members, import, export, queues) come after it, each
+  // fetched by its placeholder. One that cannot be had says so in place, with a way to ask
+  // again, rather than staying blank or showing an error page inside the page.
+  const SECTION = "[data-deferred-section]";
+
+  function sectionFailed(placeholder, why) {
+    placeholder.removeAttribute("aria-busy");
+    placeholder.dataset.failed = "true";
+    const status = placeholder.querySelector("[data-testid='section-status']");
+    status.textContent = `This section could not be loaded (${why}). `;
+    const again = document.createElement("button");
+    again.type = "button";
+    again.className = "small";
+    again.dataset.action = "section-retry";
+    again.textContent = "Try again";
+    status.append(again);
+  }
+
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const placeholder = event.detail.elt;
+    if (!placeholder.matches || !placeholder.matches(SECTION)) return;
+    const code = event.detail.xhr.status;
+    if (code >= 200 && code < 300) return;
+    // Error answers are whole pages (or nothing): not what goes inside this one.
+    event.detail.shouldSwap = false;
+    event.detail.isError = false;
+    sectionFailed(placeholder, code === 403 ? "not allowed" : `the server answered ${code}`);
+  });
+  document.addEventListener("htmx:sendError", (event) => {
+    const placeholder = event.detail.elt;
+    if (placeholder.matches && placeholder.matches(SECTION)) sectionFailed(placeholder, "no answer");
+  });
+  document.addEventListener("click", (event) => {
+    const again = event.target.closest && event.target.closest("[data-action='section-retry']");
+    if (!again) return;
+    const placeholder = again.closest(SECTION);
+    const status = placeholder.querySelector("[data-testid='section-status']");
+    status.textContent = "Loading…";
+    placeholder.setAttribute("aria-busy", "true");
+    delete placeholder.dataset.failed;
+    window.htmx.trigger(placeholder, "retry");
   });
 })();

@@ -17,6 +17,7 @@ from editor.models import (
 )
 from editor.storage.content import TranscriptContent
 from editor.storage.create import NewTranscript, create_transcripts
+from tests.editor.dataset_page import whole_page
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -345,7 +346,7 @@ def test_non_curators_get_403_and_no_controls(client, dataset, who):
     assert client.post(base, {"username": "outsider"}, headers=HX).status_code == 403
     assert client.post(f"{base}viewer/", {"role": "curator"}, headers=HX).status_code == 403
     assert client.post(f"{base}curator/remove/", headers=HX).status_code == 403
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     assert 'data-member="curator"' in html
     assert 'data-testid="add-member-form"' not in html
     assert not MembershipChange.objects.exists()

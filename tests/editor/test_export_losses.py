@@ -10,6 +10,7 @@ import pytest
 from editor import formats
 from editor.exporting import LOSS_EXAMPLES
 from editor.storage.create import create_transcript
+from tests.editor.dataset_page import whole_page
 
 pytestmark = pytest.mark.django_db
 
@@ -80,6 +81,6 @@ def test_the_full_page_preview_keeps_the_table_unfiltered(client, curator, datas
 
 def test_the_check_button_asks_in_place(client, curator, dataset, lossy):
     client.force_login(curator)
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     button = re.search(r'<button[^>]*data-testid="export-check"[^>]*>', html, re.S).group(0)
     assert 'hx-target="#export-preview"' in button and "hx-get=" in button

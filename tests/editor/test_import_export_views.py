@@ -8,6 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from editor.importing.tasks import progress_of
 from editor.models import ImportTask, TaskStatus, Transcript
+from tests.editor.dataset_page import whole_page
 
 TWO_LINES = (
     json.dumps({"id": "a", "text": "<|start|>user<|message|>hi<|end|>", "spec": "openchatml-2.2"})
@@ -31,10 +32,10 @@ def post_import(client, dataset, content, django_capture_on_commit_callbacks, **
 
 def test_dataset_page_shows_forms_to_editors_only(client, dataset, annotator, viewer):
     client.force_login(annotator)
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     assert 'data-testid="import-form"' in html and 'data-testid="export-form"' in html
     client.force_login(viewer)
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     assert 'data-testid="import-form"' not in html and 'data-testid="export-form"' in html
 
 
@@ -177,7 +178,7 @@ def test_viewer_may_export_only_what_the_end_user_sees(client, dataset, viewer):
 
 def test_viewers_export_form_offers_the_end_user_rendering_first(client, dataset, viewer):
     client.force_login(viewer)
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     assert '<option value="end_user" selected>' in html
 
 

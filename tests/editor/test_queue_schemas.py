@@ -12,6 +12,7 @@ from editor.labels import create_label_schema, new_schema_version, set_archived
 from editor.labels.annotations import answer
 from editor.models import Dataset, LabelSchema, ReviewQueue
 from editor.storage.create import create_transcript
+from tests.editor.dataset_page import whole_page
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +129,7 @@ def test_curators_choose_the_schemas_on_the_dataset_page(
     client, dataset, curator, annotator, schemas, transcripts
 ):
     client.force_login(curator)
-    page = client.get("/datasets/support-chats/").content.decode()
+    page = whole_page(client, "/datasets/support-chats/")
     assert f'name="schemas" value="{schemas["Tone"].pk}"' in page
     response = client.post(
         "/datasets/support-chats/queues/",
@@ -137,7 +138,7 @@ def test_curators_choose_the_schemas_on_the_dataset_page(
     assert response.status_code == 302
     queue = ReviewQueue.objects.get(name="Toned")
     assert list(queue.schemas.all()) == [schemas["Tone"]]
-    page = client.get("/datasets/support-chats/").content.decode()
+    page = whole_page(client, "/datasets/support-chats/")
     assert f'<span class="badge" data-schema="{schemas["Tone"].pk}">Tone v1</span>' in page
 
     client.post(f"/queues/{queue.pk}/schemas/", {"schemas": [schemas["Facts"].pk]})

@@ -8,6 +8,7 @@ import pytest
 from editor import queues
 from editor.models import AssignmentState, QueueAssignment, ReviewQueue, Status, Transcript
 from editor.storage.create import create_transcript
+from tests.editor.dataset_page import whole_page
 from tests.editor.samples import conversation
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +32,7 @@ def test_curators_create_a_queue_from_the_dataset_page(client, dataset, curator,
     for _ in range(3):
         create_transcript(dataset, author=curator, text=conversation(), spec="openchatml-2.2")
     client.force_login(curator)
-    page = client.get("/datasets/support-chats/").content.decode()
+    page = whole_page(client, "/datasets/support-chats/")
     assert 'data-testid="queue-form"' in page
     response = client.post(
         "/datasets/support-chats/queues/",
@@ -41,7 +42,7 @@ def test_curators_create_a_queue_from_the_dataset_page(client, dataset, curator,
     assert response.status_code == 302 and response["Location"] == f"/queues/{queue.pk}/dashboard/"
     assert queue.items.count() == 3 and queue.overlap == 2
     client.force_login(annotator)
-    assert 'data-testid="queue-form"' not in client.get("/datasets/support-chats/").content.decode()
+    assert 'data-testid="queue-form"' not in whole_page(client, "/datasets/support-chats/")
     assert client.post("/datasets/support-chats/queues/", {"name": "X"}).status_code == 403
 
 

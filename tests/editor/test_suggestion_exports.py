@@ -18,6 +18,7 @@ from editor.formats.cli import main
 from editor.labels import create_label_schema
 from editor.models import Annotation, ApiToken, ExportTask, Suggestion
 from editor.storage.create import create_transcript
+from tests.editor.dataset_page import whole_page
 from tests.editor.samples import conversation
 from tests.support.judging import QUESTIONS
 
@@ -112,7 +113,7 @@ def test_parquet_files_carry_them_as_a_json_column_only_when_asked(dataset, anno
 def test_the_html_export_form_asks_for_them(client, dataset, annotator, curator, viewer):
     _world(dataset, annotator)
     client.force_login(curator)
-    page = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    page = whole_page(client, f"/datasets/{dataset.slug}/")
     assert 'name="with_suggestions"' in page
 
     url = f"/datasets/{dataset.slug}/export/"

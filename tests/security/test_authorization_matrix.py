@@ -386,6 +386,37 @@ MATRIX = [
         scoped=False,
     ),
     html("dataset", "GET", "/datasets/{slug}/", "200 200 200 200"),
+    # The page's sections below the table, fetched after it (htmx); without htmx, a page each.
+    html(
+        "dataset-queues-section",
+        "GET",
+        "/datasets/{slug}/sections/queues/",
+        "200 200 200 200",
+        htmx=True,
+    ),
+    html(
+        "dataset-members-section",
+        "GET",
+        "/datasets/{slug}/sections/members/",
+        "200 200 200 200",
+        htmx=True,
+    ),
+    html("dataset-members-section", "GET", "/datasets/{slug}/sections/members/", "200 200 200 200"),
+    html(
+        "dataset-import-section",
+        "GET",
+        "/datasets/{slug}/sections/import/",
+        "403 200 200 200",
+        htmx=True,
+    ),
+    html("dataset-import-section", "GET", "/datasets/{slug}/sections/import/", "403 200 200 200"),
+    html(
+        "dataset-export-section",
+        "GET",
+        "/datasets/{slug}/sections/export/",
+        "200 200 200 200",
+        htmx=True,
+    ),
     html(
         "dataset-edit",
         "POST",
