@@ -41,8 +41,7 @@ dataset (or is the system); updates never change a status.
 
 The modules, one job each: ``sources`` tells the kinds of input apart, ``lines`` reads JSONL,
 ``archives`` reads zips and folders, ``candidates`` turns what was read into items,
-``batches`` parses, checks and writes them, ``pipeline`` writes them on a writer thread
-while the next ones are read, ``staging`` writes an all-or-nothing import in
+``batches`` parses, checks and writes them, ``staging`` writes an all-or-nothing import in
 short transactions on SQLite, ``preference`` reads preference rows and records
 their pairs, ``report`` says what became of each, ``run`` is
 ``import_transcripts``, ``limits`` holds every bound; ``tasks`` runs an import as a

@@ -14,7 +14,7 @@ from typing import IO
 
 from django.db import IntegrityError, transaction
 
-from editor.errors import DomainError, ImportRejected, InvalidContent
+from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
 from editor.importing.preference import paired, record_imported_pair
@@ -117,7 +117,6 @@ class Importer:
         self.stage: Dataset | None = None
         self.deferred: list[tuple[ImportItem, NewTranscript]] = []
         self.staged_ids: list[int] = []
-        self.source_name = ""  # what the input is called, in the no-transcripts error
 
     def run(
         self, candidates: Iterable[Candidate], before_commit: ProgressCallback | None = None
@@ -145,27 +144,10 @@ class Importer:
             self._report_progress()
         return prepared
 
-    def checked_batches(self, candidates: Iterable[Candidate]):
-        """All or nothing, read while written (``pipeline``): the batches of (item, prepared
-        transcript) as they are read and checked; none once an item has failed (reading goes
-        on, so that the report names every bad item)."""
-        for batch in self._prepared_batches(candidates):
-            if not self.report.failed:
-                yield [(item, new) for _, item, new in batch]
-            self._report_progress()
-
-    def write_all(self, batches: Iterable[list[tuple[ImportItem, NewTranscript]]]) -> None:
+    def write_all(self, prepared: PreparedItems) -> None:
         """All or nothing, second phase (in the caller's transaction): write every batch."""
-        for batch in batches:
+        for batch in prepared:
             self._write(batch)
-
-    def require_complete(self) -> None:
-        """All or nothing, in the last transaction once everything was read and written: an
-        item failed (rolled back, ``ImportRejected``), or there was no item at all."""
-        if self.report.failed:
-            self.report.mark_rolled_back()
-            raise ImportRejected(self.report)
-        require_items(self.report, self.source_name)
 
     def write_batch(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
         """One batch of a staged import (in the caller's transaction): its new transcripts
@@ -332,14 +314,6 @@ class Importer:
             self._fail(item, error.message, error.code)
             return
         self.report.record(item, Action.UPDATED)
-
-
-def require_items(report: ImportReport, source_name: str) -> None:
-    if not report.items:
-        # An empty JSONL file or a folder of hidden files: almost always the wrong path.
-        raise InvalidContent(
-            f"No transcript found in {source_name or 'the input'}.", code="no-transcripts"
-        )
 
 
 def revision_notes(tag: str = "") -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,17 +52,13 @@ class ImportReport:
     bytes_read: int = 0
     bytes_total: int | None = None  # None when reading a stream of unknown length
     _counts: Counter = field(default_factory=Counter, repr=False)
-    # An all-or-nothing import records failures as it reads and the rest as its writer thread
-    # writes (``pipeline``): a count updated by both at once must not lose one.
-    _recording: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record(self, item: ImportItem, action: Action, message: str = "") -> None:
-        with self._recording:
-            if item.action:
-                self._counts[item.action] -= 1
-            item.action = action
-            item.message = message
-            self._counts[action] += 1
+        if item.action:
+            self._counts[item.action] -= 1
+        item.action = action
+        item.message = message
+        self._counts[action] += 1
 
     @property
     def counts(self) -> dict[str, int]:

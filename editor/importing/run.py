@@ -4,17 +4,14 @@ partial (the package's docstring says what it reads and what fails an item)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from typing import IO
 
 from django.db import transaction
 
 from editor.db import planner_stats
 from editor.db.writers import one_writer_at_a_time
-from editor.errors import InvalidContent, NotAllowed
-from editor.importing import pipeline
-from editor.importing.batches import Importer, OnConflict, require_items
-from editor.importing.candidates import Candidate
+from editor.errors import ImportRejected, InvalidContent, NotAllowed
+from editor.importing.batches import Importer, OnConflict
 from editor.importing.preference import SHAPES
 from editor.importing.report import ImportReport, ProgressCallback
 from editor.importing.sources import Kind, open_source
@@ -50,16 +47,13 @@ def import_transcripts(
     (detected otherwise). ``author`` None is the system (a management command); a user must
     be able to edit the dataset. ``progress`` is called with the report after each batch.
 
-    All or nothing, nothing is committed before every item has been read, parsed and
-    checked, and nothing at all if one failed. Where the caller holds no transaction (a task
-    worker, a command) the checked batches are written by a writer thread while the next ones
-    are read (``pipeline``: the database's work and Python's overlap); inside the caller's
-    transaction every item is read first (kept on disk past a size, so memory stays flat) and
-    then written. PostgreSQL writes in one transaction; on SQLite, whose one write lock would
-    hold every other writer for the whole write, the new transcripts are written batch by batch
-    into a stage nobody sees and moved into the dataset in one last transaction (``staging``).
-    ``progress`` is called on the reading thread, outside any transaction.
-    ``before_commit`` is called inside the last transaction once everything is
+    All or nothing, the import reads, parses and checks every item first, outside any
+    transaction (the prepared items are kept on disk past a size, so memory stays flat), and
+    only then writes them all in one transaction: the database's write lock is held for the
+    writing alone, not for the reading. On SQLite, whose one write lock would hold every other
+    writer for the whole write, the new transcripts are written batch by batch into a stage
+    nobody sees and moved into the dataset in that one last transaction (``staging``). ``progress`` is called outside any transaction in
+    that first phase. ``before_commit`` is called inside that transaction once everything is
     written, with the report: what it writes commits with the import, and what it raises
     rolls the import back (a task records its success with the data it describes). A partial
     import calls it inside each batch's transaction instead, with the report so far (a task
@@ -86,13 +80,29 @@ def import_transcripts(
         )
     report = ImportReport(partial=partial)
     importer = Importer(dataset, author, on_conflict, partial, report, progress, batch_size, tag)
-    importer.source_name = name or _describe(source)
     with open_source(source, kind, name, report, spec, shape) as candidates:
         if partial:
             importer.run(candidates, before_commit)
         else:
-            _write_all_or_nothing(importer, candidates, before_commit)
-    require_items(report, importer.source_name)
+            with importer.prepare_all(candidates) as prepared:
+                if report.failed:
+                    report.mark_rolled_back()
+                    raise ImportRejected(report)
+                _require_items(report, name, source)
+                if one_writer_at_a_time():
+                    # Short transactions into a stage, moved in one at the end: a save
+                    # waits for one batch, not for the whole write (``staging``).
+                    write_staged(importer, prepared, before_commit)
+                else:
+                    with transaction.atomic():
+                        importer.write_all(prepared)
+                        if report.failed:  # another import took an id meanwhile
+                            report.mark_rolled_back()
+                            raise ImportRejected(report)
+                        report.committed = True
+                        if before_commit is not None:
+                            before_commit(report)
+    _require_items(report, name, source)
     report.committed = True
     if report.counts["created"] + report.counts["updated"] >= LARGE_IMPORT:
         planner_stats.refresh(Transcript, Message)
@@ -101,33 +111,12 @@ def import_transcripts(
     return report
 
 
-def _write_all_or_nothing(
-    importer: Importer, candidates: Iterable[Candidate], before_commit: ProgressCallback | None
-) -> None:
-    """Every item read and checked, then written; or, with a writer thread (``pipeline``),
-    written while the next ones are read. Either way nothing is committed before the last
-    item is read, and nothing at all if one failed."""
-
-    def write(batches) -> None:
-        if one_writer_at_a_time():
-            # Short transactions into a stage, moved in one at the end: a save waits for
-            # one batch, not for the whole write (``staging``).
-            write_staged(importer, batches, before_commit)
-            return
-        with transaction.atomic():
-            importer.write_all(batches)
-            importer.require_complete()  # an id another import took meanwhile fails here too
-            importer.report.committed = True
-            if before_commit is not None:
-                before_commit(importer.report)
-
-    if pipeline.available():
-        pipeline.write_while_reading(importer.checked_batches(candidates), write)
-        return
-    with importer.prepare_all(candidates) as prepared:
-        if importer.report.failed or not importer.report.items:
-            importer.require_complete()  # raises: nothing is written
-        write(prepared)
+def _require_items(report: ImportReport, name: str | None, source) -> None:
+    if not report.items:
+        # An empty JSONL file or a folder of hidden files: almost always the wrong path.
+        raise InvalidContent(
+            f"No transcript found in {name or _describe(source)}.", code="no-transcripts"
+        )
 
 
 def _describe(source) -> str:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -37,9 +36,8 @@ from django.utils import timezone
 
 from editor import background
 from editor.db.writers import let_others_write
-from editor.errors import InvalidContent
-from editor.importing.batches import Importer
-from editor.importing.pipeline import Batch
+from editor.errors import ImportRejected, InvalidContent
+from editor.importing.batches import Importer, PreparedItems
 from editor.importing.report import Action, ProgressCallback
 from editor.models import Dataset, Transcript
 from editor.models.datasets import IMPORT_STAGE_PREFIX
@@ -51,19 +49,18 @@ STAGE_PREFIX = IMPORT_STAGE_PREFIX
 
 
 def write_staged(
-    importer: Importer, batches: Iterable[Batch], before_commit: ProgressCallback | None
+    importer: Importer, prepared: PreparedItems, before_commit: ProgressCallback | None
 ) -> None:
-    """All or nothing, the writing, in short transactions (see the module's docstring).
+    """All or nothing, second phase, in short transactions (see the module's docstring).
 
-    Raises ``ImportRejected`` when an item failed (in the reading, which may still be going
-    on while the first batches are written, or in the writing: an id taken meanwhile): then
-    nothing was written."""
+    Raises ``ImportRejected`` when an item failed in the writing (an id taken meanwhile):
+    then nothing was written."""
     report = importer.report
     sweep_abandoned()
     stage = _open_stage(importer.dataset)
     try:
         importer.stage = stage
-        for batch in batches:
+        for batch in prepared:
             started = time.perf_counter()
             with transaction.atomic():
                 importer.write_batch(batch)
@@ -73,7 +70,9 @@ def write_staged(
         with transaction.atomic():
             importer.write_deferred()
             _fail_ids_taken_meanwhile(importer, stage)
-            importer.require_complete()
+            if report.failed:
+                report.mark_rolled_back()
+                raise ImportRejected(report)
             _move(stage, importer.dataset, expected=len(importer.staged_ids))
             report.committed = True
             if before_commit is not None:

@@ -12,7 +12,7 @@ import socket
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from editor.db.writers import one_writer_at_a_time
@@ -65,10 +65,8 @@ def test_each_batch_commits_apart_and_nobody_sees_it_before_the_end(
     dataset, curator, after_each_batch, monkeypatch, django_user_model
 ):
     commits = []
-    # The writer thread's own connection commits (``importing.pipeline``).
-    wrapper = type(connections["default"])
-    commit = wrapper.commit
-    monkeypatch.setattr(wrapper, "commit", lambda self: (commits.append(1), commit(self))[1])
+    commit = connection.commit
+    monkeypatch.setattr(connection, "commit", lambda: (commits.append(1), commit())[1])
     admin = django_user_model.objects.create_superuser("admin")
     seen = []
     after_each_batch.append(
