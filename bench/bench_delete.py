@@ -10,10 +10,10 @@ answers (``bench.databases``).
 
 from __future__ import annotations
 
-import sys
 import time
 
 from bench.databases import on_each_database
+from bench.report import main
 
 TRANSCRIPTS = 11_000
 
@@ -63,5 +63,4 @@ def _child() -> None:
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
+    main(run, _child)

@@ -17,13 +17,9 @@ answers (``bench.databases``).
 from __future__ import annotations
 
 import json
-import statistics
-import sys
-import time
 
 from bench.databases import on_each_database
-
-ROUNDS = 30
+from bench.report import get_page, main, timed
 
 
 def run() -> None:
@@ -86,7 +82,7 @@ def _child() -> None:
     text = long_transcript(formats, 500, 180)
     medium = create_transcript(dataset, text=text, spec="openchatml-2.2", author=user)
     label = f"live validation, {len(text) // 1000} KB / 500 messages"
-    _timed(
+    timed(
         label,
         lambda n: editing.validate_message_draft(medium, 250, {"content": f"Draft {n}."}),
     )
@@ -104,39 +100,13 @@ def _child() -> None:
                 long, 1900, {"content": f"Edit {n}."}, expected_version=version, author=user
             )
 
-        _timed(f"save one message of 2,000{named}", save)
-        _timed(
+        timed(f"save one message of 2,000{named}", save)
+        timed(
             f"transcript page, 2,000 messages{named}",
-            lambda n, long=long: _page(client, f"/transcripts/{long.pk}/?audience=annotator"),
+            lambda n, long=long: get_page(client, f"/transcripts/{long.pk}/?audience=annotator"),
         )
     connections.close_all()  # before the parent drops the database
 
 
-def _page(client, path: str):
-    """GET ``path`` over HTTPS (with DJANGO_DEBUG=false the site redirects plain http: this
-    timed a redirect until the fifteenth session); anything but a 200 times the wrong thing."""
-    response = client.get(path, secure=True)
-    assert response.status_code == 200, (path, response.status_code)
-    return response
-
-
-def _timed(label: str, step) -> None:
-    step(-1)  # warm-up: first queries, template compilation
-    times = []
-    for n in range(ROUNDS):
-        started = time.perf_counter()
-        step(n)
-        times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    p95 = times[int(len(times) * 0.95) - 1]
-    print(
-        f"  {label:58} p50 {statistics.median(times):7.1f} ms   p95 {p95:7.1f} ms",
-        flush=True,
-    )
-
-
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

@@ -20,10 +20,10 @@ Runs once per database, each in a child process with a throwaway database
 from __future__ import annotations
 
 import os
-import sys
 
-from bench.bench_editor import _timed, long_transcript
+from bench.bench_editor import long_transcript
 from bench.databases import on_each_database
+from bench.report import get_page, main, timed
 
 SMALL_TRANSCRIPTS = int(os.environ.get("OCM_BENCH_LIST_TRANSCRIPTS", "1000"))
 # "Plus a few of 10,000 messages" (issue 10's size): a list's cost must not depend on them.
@@ -77,56 +77,56 @@ def _child() -> None:
         f"{SMALL_TRANSCRIPTS:,} of 20 messages)"
     )
 
-    _timed(
+    timed(
         "list page query: summaries()",
         lambda n: list(Transcript.objects.filter(dataset=dataset).summaries().order_by("pk")[:50]),
     )
     client = Client()
     client.force_login(user)
-    _timed(
+    timed(
         "API list, first page",
-        lambda n: _page(client, f"/api/v1/datasets/{dataset.slug}/transcripts"),
+        lambda n: get_page(client, f"/api/v1/datasets/{dataset.slug}/transcripts"),
     )
-    _timed("dataset page, first page", lambda n: _page(client, f"/datasets/{dataset.slug}/"))
-    _timed(
+    timed("dataset page, first page", lambda n: get_page(client, f"/datasets/{dataset.slug}/"))
+    timed(
         "dataset page, filtered, page 10",
-        lambda n: _page(
+        lambda n: get_page(
             client,
             f"/datasets/{dataset.slug}/",
             {"has": "tool_calls", "code": "W-HEADER-MISSING", "sort": "-messages", "page": 10},
         ),
     )
-    _timed("dashboard", lambda n: _page(client, "/"))
+    timed("dashboard", lambda n: get_page(client, "/"))
     # The count itself, as the first view after a change makes it (later views read it from
     # the cache: the dataset page timings above).
     every = TranscriptList(dataset, TranscriptFilter())
-    _timed("codes' facet, counted: every transcript", lambda n: _uncached(every))
+    timed("codes' facet, counted: every transcript", lambda n: _uncached(every))
     with_errors = TranscriptList(dataset, TranscriptFilter(has_errors=True, spec="openchatml-2.2"))
-    _timed("codes' facet, counted: with errors", lambda n: _uncached(with_errors))
-    _timed(
+    timed("codes' facet, counted: with errors", lambda n: _uncached(with_errors))
+    timed(
         "dataset page, filtered by a code (facet click)",
-        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"code": "E-STREAM-TRUNCATED"}),
+        lambda n: get_page(client, f"/datasets/{dataset.slug}/", {"code": "E-STREAM-TRUNCATED"}),
     )
-    _timed(
+    timed(
         "dataset page, search: in every transcript",
-        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
+        lambda n: get_page(client, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
     )
-    _timed(
+    timed(
         "same search, sorted by title, page 3",
-        lambda n: _page(
+        lambda n: get_page(
             client, f"/datasets/{dataset.slug}/", {"q": "harbour", "sort": "title", "page": 3}
         ),
     )
     as_viewer = Client()
     as_viewer.force_login(viewer)
-    _timed(
+    timed(
         "same search, as a viewer",
-        lambda n: _page(as_viewer, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
+        lambda n: get_page(as_viewer, f"/datasets/{dataset.slug}/", {"q": "harbour"}),
     )
     # Only the long transcripts have 1,400 turns; a call's arguments are hidden content.
-    _timed(
+    timed(
         "dataset page, search: in a tool call",
-        lambda n: _page(client, f"/datasets/{dataset.slug}/", {"q": "tides 1400"}),
+        lambda n: get_page(client, f"/datasets/{dataset.slug}/", {"q": "tides 1400"}),
     )
     connections.close_all()  # before the parent drops the database
 
@@ -138,16 +138,5 @@ def _uncached(listed):
     return listed.code_counts(0)
 
 
-def _page(client, path: str, params: dict | None = None):
-    """GET ``path``; anything but a 200 (a redirect, an error) would time the wrong thing.
-    Over HTTPS: with DJANGO_DEBUG=false the site redirects plain http."""
-    response = client.get(path, params or {}, secure=True)
-    assert response.status_code == 200, (path, response.status_code)
-    return response
-
-
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import time
 
 from bench.databases import on_each_database
+from bench.report import main
 
 MESSAGES = 10_000
 BROWSER_ROUNDS = 5
@@ -40,8 +40,9 @@ def _child() -> None:
     from django.db import connections
     from django.test import Client
 
-    from bench.bench_editor import _timed, long_transcript
+    from bench.bench_editor import long_transcript
     from bench.browser import logged_in_page
+    from bench.report import timed
     from editor import formats
     from editor.models import Dataset, Membership, Role
     from editor.storage.create import create_transcript
@@ -57,11 +58,11 @@ def _child() -> None:
     client = Client()
     client.force_login(user)
     hx = {"HX-Request": "true"}
-    _timed(
+    timed(
         "server: edit form of message #9,990",
         lambda n: client.get(f"/transcripts/{long.pk}/messages/9990/edit/", headers=hx),
     )
-    _timed(
+    timed(
         "server: one more page of messages (#7,500)",
         lambda n: client.get(page_url + "&page=150", headers=hx),
     )
@@ -104,5 +105,4 @@ def _browser_figure(label: str, times: list[float], dom: tuple[int, int]) -> Non
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
+    main(run, _child)

@@ -14,10 +14,9 @@ a cache operation; three a ping).
 
 from __future__ import annotations
 
-import sys
-
-from bench.bench_editor import _timed, long_transcript
+from bench.bench_editor import long_transcript
 from bench.databases import on_each_database
+from bench.report import main, timed
 
 OTHERS = 20
 
@@ -72,7 +71,7 @@ def _child() -> None:
         return len(captured.captured_queries)
 
     print(f"  ({OTHERS} others have each transcript open)")
-    _timed("ping, nothing saved", lambda n: ping(small, 1))
+    timed("ping, nothing saved", lambda n: ping(small, 1))
     print(f"    SQL statements a ping: {statements(small, 1)}")
     editing.edit_message(
         Transcript.objects.select_related("dataset").get(pk=small.pk),
@@ -81,14 +80,11 @@ def _child() -> None:
         expected_version=1,
         author=me,
     )
-    _timed("ping after a save (History panel out of band)", lambda n: ping(small, 1))
+    timed("ping after a save (History panel out of band)", lambda n: ping(small, 1))
     print(f"    SQL statements a ping: {statements(small, 1)}")
-    _timed("ping, a 10,000-message transcript", lambda n: ping(big, 1))
+    timed("ping, a 10,000-message transcript", lambda n: ping(big, 1))
     connections.close_all()
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

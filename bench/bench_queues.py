@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import sys
 import threading
 import time
 
 from bench.databases import on_each_database
+from bench.report import main
 
 ITEMS = 400
 OVERLAP = 2
@@ -317,7 +317,4 @@ def _keyboard_flow(dataset, curator) -> None:
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

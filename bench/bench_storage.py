@@ -12,12 +12,12 @@ time and the space that 1,000 edits take.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from bench.databases import on_each_database
+from bench.report import main
 
 TRANSCRIPTS = 10_000
 MESSAGES = 10
@@ -150,7 +150,4 @@ def _figure(label: str, count: int, size: int, started: float) -> None:
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

@@ -20,8 +20,9 @@ current.
 from __future__ import annotations
 
 import gc
-import sys
 import time
+
+from bench.report import main
 
 TRANSCRIPTS = 10_000
 SAVES = 200
@@ -142,7 +143,4 @@ def _child() -> None:
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)

@@ -12,11 +12,11 @@ answers (``bench.databases``). ``OCM_BENCH_VERSION_TRANSCRIPTS`` sets how many (
 from __future__ import annotations
 
 import os
-import sys
 import time
 from itertools import islice
 
 from bench.databases import on_each_database
+from bench.report import main
 
 TRANSCRIPTS = int(os.environ.get("OCM_BENCH_VERSION_TRANSCRIPTS", "100000"))
 MOVED = TRANSCRIPTS // 10  # edited after the first version
@@ -85,7 +85,4 @@ def _child() -> None:
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        _child()
-    else:
-        run()
+    main(run, _child)
