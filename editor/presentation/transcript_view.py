@@ -550,24 +550,41 @@ class MessageLabels:
         return bool(self.tags)
 
 
-def message_labels(transcript: Transcript, user, asked=None) -> dict[int, MessageLabels]:
+def message_labels(
+    transcript: Transcript, user, asked=None, *, decorate=None
+) -> dict[int, MessageLabels] | LabelsByPage:
     """For every message some question ``asked`` ((schema, question) pairs; by default every
     active one about messages) applies to: those questions, ``user``'s answers, and their span
-    tags (empty when nothing is asked about messages)."""
+    tags (empty when nothing is asked about messages). ``decorate``: called on each batch of
+    labels found (``assist.suggestions.with_message_suggestions`` adds the model's
+    suggestions). A long transcript's (``PAGED_VIEW_MIN_MESSAGES``) are found a page of
+    messages at a time, as its cards ask (``LabelsByPage``)."""
     if asked is None:
         asked = annotations.active_questions(transcript.dataset, "message")
     if not asked:
         return {}
-    mine = annotations.my_answers(transcript, user)
+    if transcript.message_count >= PAGED_VIEW_MIN_MESSAGES:
+        return LabelsByPage(transcript, user, asked, decorate)
+    found = _labels(transcript, user, asked, annotations.my_answers(transcript, user))
+    return decorate(found) if decorate is not None else found
+
+
+def _labels(transcript: Transcript, user, asked, mine: dict, within: range | None = None):
+    """``message_labels`` of the messages ``within`` (all when None)."""
+    rows = Message.objects.filter(transcript=transcript)
+    spans_asked = transcript.annotations.filter(annotator=user, start__isnull=False)
+    if within is not None:
+        rows = rows.filter(index__gte=within.start, index__lt=within.stop)
+        spans_asked = spans_asked.filter(
+            message_index__gte=within.start, message_index__lt=within.stop
+        )
     spans: dict[int, list] = {}
-    for span in (
-        transcript.annotations.filter(annotator=user, start__isnull=False)
-        .exclude(anchor_state="orphaned")
-        .order_by("start")
-    ):
+    for span in spans_asked.exclude(anchor_state="orphaned").order_by("start"):
         spans.setdefault(span.message_index, []).append(span)
     out: dict[int, MessageLabels] = {}
-    for index, message in enumerate(transcript.stored_messages()):
+    # What a question reads of a message to know whether it applies: its role and channel.
+    for index, role, channel in rows.order_by("index").values_list("index", "role", "channel"):
+        message = formats.Message(role, channel=channel)
         labels = MessageLabels(spans=spans.get(index, []))
         for schema, question in asked:
             if not question.applies_to_message(message):
@@ -584,6 +601,42 @@ def message_labels(transcript: Transcript, user, asked=None) -> dict[int, Messag
         if labels.questions or labels.tags or labels.spans:
             out[index] = labels
     return out
+
+
+class LabelsByPage:
+    """``message_labels`` of a long transcript, found for a page of messages (``PAGE_SIZE``
+    indexes) when a card of that page first asks (``get``): no request reads the labels of
+    every message. Truthy: there are questions about messages."""
+
+    def __init__(self, transcript: Transcript, user, asked, decorate=None):
+        self.transcript, self.user, self.asked, self.decorate = transcript, user, asked, decorate
+        self._mine: dict | None = None
+        self._found: dict[int, MessageLabels] = {}
+        self._pages: set[int] = set()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def get(self, index, default=None):
+        if not isinstance(index, int) or index < 0:
+            return default
+        page = index // PAGE_SIZE
+        if page not in self._pages:
+            self._pages.add(page)
+            if self._mine is None:
+                self._mine = annotations.my_answers(self.transcript, self.user)
+            within = range(page * PAGE_SIZE, (page + 1) * PAGE_SIZE)
+            found = _labels(self.transcript, self.user, self.asked, self._mine, within)
+            if found and self.decorate is not None:
+                found = self.decorate(found)
+            self._found.update(found)
+        return self._found.get(index, default)
+
+    def __getitem__(self, index):
+        found = self.get(index)
+        if found is None:
+            raise KeyError(index)
+        return found
 
 
 def span_segments(text: str, spans) -> list[tuple[str, list]]:

@@ -67,10 +67,13 @@ def transcript_context(
         "token_budget": tokens.budget(transcript),
         "transitions": workflow.allowed_transitions(transcript, request.user),
         # The model's suggestions on them too (one query, only when messages are asked about).
-        "labels_by_message": suggestions.with_message_suggestions(
+        "labels_by_message": message_labels(
             transcript,
             request.user,
-            message_labels(transcript, request.user, message_questions),
+            message_questions,
+            decorate=lambda found: suggestions.with_message_suggestions(
+                transcript, request.user, found
+            ),
         )
         if audience != END_USER_AUDIENCE and transcript.dataset.can_edit(request.user)
         else {},

@@ -12,9 +12,20 @@ import tracemalloc
 
 import pytest
 
+from editor.labels.annotations import create_annotation
 from editor.presentation import transcript_view as views
 from editor.storage.create import create_transcript
 from tests.support.huge import huge_harmony
+from tests.support.label_questions import message_schema
+
+HARM = {
+    "key": "harm",
+    "kind": "span",
+    "prompt": "Mark harmful words",
+    "applies_to": "message",
+    "roles": ["user"],
+    "tags": [{"value": "harm", "label": "Harmful", "key": "h"}],
+}
 
 pytestmark = pytest.mark.django_db
 
@@ -155,6 +166,36 @@ def test_the_page_is_the_same_paged_or_whole(client, curator, long, monkeypatch,
     assert paged == whole
 
 
+def test_labels_of_messages_are_the_same_paged_or_whole(client, curator, long, monkeypatch):
+    schema = message_schema(long.dataset, curator, HARM)
+    for index, question, value, span in (
+        (361, "correct", "no", None),
+        (2, "correct", "yes", None),
+        (357, "harm", "harm", (7, 14)),
+    ):
+        start, end = span or (None, None)
+        create_annotation(
+            long,
+            annotator=curator,
+            schema=schema,
+            question=question,
+            value=value,
+            message_index=index,
+            start=start,
+            end=end,
+        )
+    client.force_login(curator)
+    asked = [{"audience": "annotator"}, {"audience": "annotator", "goto": "357"}]
+    paged = [page_html(client, long, params) for params in asked]
+    assert isinstance(views.message_labels(long, curator), views.LabelsByPage)
+    monkeypatch.setattr(views, "PAGED_VIEW_MIN_MESSAGES", 100_000)
+    monkeypatch.setattr(views, "_views", views.OrderedDict())
+    whole = [page_html(client, long, params) for params in asked]
+    assert paged == whole
+    assert 'class="message-labels"' in paged[0] and "data-spannable" in paged[1]
+    assert '<mark class="span-tag"' in paged[1]
+
+
 @pytest.mark.parametrize("audience", ("end_user", "annotator", "training"))
 def test_the_next_pages_are_the_same_paged_or_whole(client, curator, long, monkeypatch, audience):
     client.force_login(curator)
@@ -208,10 +249,12 @@ def test_the_first_answer_of_a_huge_transcript_is_bounded(client, curator, huge,
 
 
 def test_g_the_next_page_and_the_edit_form_of_a_huge_transcript_are_bounded(client, curator, huge):
+    message_schema(huge.dataset, curator, HARM)  # labels of every assistant and user message
     client.force_login(curator)
     last = MESSAGES - 1
     html, peak = traced(client, huge, {"audience": "annotator", "goto": str(last)})
     assert peak < PEAK_BYTES and f'data-index="{last}"' in html
+    assert 'data-spannable data-message-index="49996"' in html
     assert f'data-focus="{last}"' in html and 'data-previous-page="998"' in html
     html, peak = traced(
         client, huge, {"audience": "annotator", "page": "500"}, {"HX-Request": "true"}
