@@ -2,7 +2,8 @@
 runserver alike), so that its first request pays for nothing but itself.
 
 * The URLconf, and with it the API: its routers, their schemas and operations (1.8 s on an
-  idle core; a load test's first seconds showed it when the first request paid for it).
+  idle core; a load test's first seconds showed it when the first request paid for it), and
+  the table of names ``reverse()`` and ``{% url %}`` look up (filled on the first lookup).
 * The templates of the pages a user meets first, compiled into the cached template loader
   (Django's default): the dataset page's template alone is about 0.4 s to compile, which the
   first visit of the page paid on each worker.
@@ -33,6 +34,8 @@ FIRST_PAGES = (
 
 def warm() -> None:
     """Read the URLconf and compile the first pages' templates in this process."""
-    get_resolver().url_patterns  # noqa: B018 (a cached property: reading it builds it)
+    resolver = get_resolver()
+    resolver.url_patterns  # noqa: B018 (a cached property: reading it builds it)
+    resolver.reverse_dict  # noqa: B018 (the names {% url %} and reverse() look up: filled once)
     for name in FIRST_PAGES:
         get_template(name)
