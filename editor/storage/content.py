@@ -367,9 +367,19 @@ def check_storable(
         # Before the title: a title taken from the first user message shares its characters,
         # and the error should point at the text the user has to fix.
         check_storable_text(content.source_text, "the source text")
-        check_storable_text(_canonical_values(content.canonical), "the transcript")
+        if not _parsed_from_plain_text(content):
+            check_storable_text(_canonical_values(content.canonical), "the transcript")
     check_storable_text(title, "the title")
     check_storable_text(external_id, "the id")
+
+
+def _parsed_from_plain_text(content: TranscriptContent) -> bool:
+    """Whether every value of ``content.canonical`` is a piece of its source text (or one of
+    the parser's own words): the text parses back to exactly it, and holds no backslash, so
+    no escape (JSON's ``\\u0000``, ``\\ud800``) made a character the text does not have. Then a
+    storable text makes storable values, and they need no walk of their own (a twentieth of
+    an import's time did it)."""
+    return content.source_is_exact and "\\" not in content.source_text
 
 
 # A message's semantic fields, read in one C call.

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from editor.db.storable import check_storable_text
 from editor.errors import InvalidContent
+from editor.storage.content import TranscriptContent, check_storable
 from tests.budget import examples
 
 # Strings that now and then hold a NUL, a lone surrogate, or the text "\u0000".
@@ -71,3 +72,23 @@ def test_the_refusal_names_the_fault(value, says):
 
 def test_text_that_only_says_backslash_u0000_is_storable():
     check_storable_text({"content": "write \\u0000 to end a C string"}, "the value")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"role": "user", "content": "end of string\\u0000"}]',
+        '[{"role": "user", "content": "half a pair \\ud800"}]',
+        '[{"role": "user\\u0000", "content": "hi"}]',
+    ],
+)
+def test_a_value_only_an_escape_made_unstorable_is_refused(text):
+    """The source text is storable (the escape is plain ASCII), its parsed value is not: the
+    values are walked whenever the text holds a backslash."""
+    content = TranscriptContent.from_text(text, "openai-messages")
+
+    with pytest.raises(InvalidContent) as refused:
+        check_storable(content, title="", metadata={}, external_id="")
+
+    assert refused.value.code == "unstorable-text"
+    assert "the transcript" in refused.value.message
