@@ -312,6 +312,9 @@ OCM_TASK_POLL_SECONDS = float(os.environ.get("OCM_TASK_POLL_SECONDS", "0.2"))
 OCM_UPLOAD_DIR = Path(os.environ.get("OCM_UPLOAD_DIR") or BASE_DIR / "var" / "uploads")
 # Exports prepared in the background wait here to be downloaded (shared, like uploads).
 OCM_EXPORT_DIR = Path(os.environ.get("OCM_EXPORT_DIR") or BASE_DIR / "var" / "exports")
+# A prepared export's file is removed this many days after it was prepared (0: kept until its
+# dataset is deleted); its task then says so (editor.exporting.tasks.remove_expired_exports).
+OCM_EXPORT_KEEP_DAYS = float(os.environ.get("OCM_EXPORT_KEEP_DAYS", "7"))
 # Or both live in a bucket (docs/deploy.md, "Object storage"): OCM_STORAGE_URL=s3://bucket/prefix
 # names it, OCM_STORAGE_ENDPOINT an S3-compatible server (else boto3's AWS_ENDPOINT_URL…);
 # credentials and region are boto3's AWS_* variables. A prepared export is then downloaded

@@ -12,7 +12,7 @@ from api.schemas.common import (
     StatusName,
     TrainingConvention,
 )
-from editor.exporting.tasks import FILE_FORMATS
+from editor.exporting.tasks import FILE_FORMATS, file_expired
 from editor.exporting.tasks import progress_of as export_progress_of
 from editor.exporting.training import MASK_STYLES, OVER_CONTEXT
 from editor.formats.preference import IMPORT_SHAPES
@@ -134,7 +134,15 @@ class ExportTaskOut(Schema):
         "losses: the first 1,000, each naming its transcript}."
     )
     error: str
+    expired: bool = Field(
+        description="The export succeeded but its file was removed OCM_EXPORT_KEEP_DAYS days "
+        "after it was prepared (7 by default): start the export again."
+    )
 
     @staticmethod
     def resolve_progress(task) -> dict:
         return export_progress_of(task)
+
+    @staticmethod
+    def resolve_expired(task) -> bool:
+        return file_expired(task)

@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django_tasks import task
 
 from editor import background, filestore, webhooks
@@ -242,10 +245,15 @@ def progress_of(task: ExportTask) -> dict:
 
 
 def downloadable(task: ExportTask) -> str:
-    """The finished file's storage name; NotReady while the export runs or if it failed or
-    was removed."""
+    """The finished file's storage name; NotReady while the export runs or if it failed,
+    expired or was removed."""
     if task.status != TaskStatus.SUCCEEDED:
         raise ExportNotReady(f"The export is {task.status}: there is no file to download yet.")
+    if file_expired(task):
+        raise ExportNotReady(
+            f"The export's file was removed {settings.OCM_EXPORT_KEEP_DAYS:g} days after it "
+            "was prepared: start the export again."
+        )
     if not filestore.export_exists(task.file_path):
         raise ExportNotReady("The export's file was removed: start the export again.")
     return task.file_path
@@ -275,6 +283,35 @@ def remove_file(task: ExportTask) -> None:
     filestore.remove_export(task.file_path)
 
 
+def file_expired(task: ExportTask) -> bool:
+    """The export succeeded, and its file was removed since (``remove_expired_exports``)."""
+    return task.status == TaskStatus.SUCCEEDED and not task.file_path
+
+
+# Files removed per sweep: a worker's sweep stays short; the rest go at the next ones.
+EXPIRED_PER_SWEEP = 100
+
+
+def remove_expired_exports() -> int:
+    """Remove the files of exports prepared more than ``OCM_EXPORT_KEEP_DAYS`` ago (0: kept
+    until their dataset is deleted); how many. The task row stays, saying the file expired.
+    Run by every task worker with its recoveries (``background.register_sweep``)."""
+    days = settings.OCM_EXPORT_KEEP_DAYS
+    if days <= 0:
+        return 0
+    expired = ExportTask.objects.filter(
+        status=TaskStatus.SUCCEEDED,
+        finished_at__lt=timezone.now() - timedelta(days=days),
+    ).exclude(file_path="")
+    removed = 0
+    for export in expired.only("pk", "file_path")[:EXPIRED_PER_SWEEP]:
+        filestore.remove_export(export.file_path)
+        removed += ExportTask.objects.filter(pk=export.pk, file_path=export.file_path).update(
+            file_path=""
+        )
+    return removed
+
+
 @task()
 def export_file(export_task_pk: int) -> str | None:
     """Write the file of an ``ExportTask``."""
@@ -288,3 +325,4 @@ background.register(
         model=ExportTask, requeue=lambda pk: export_file.enqueue(pk), give_up=remove_file
     )
 )
+background.register_sweep(remove_expired_exports)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -16,6 +17,7 @@ from editor.exporting.tasks import (
     check_may_see,
     content_type_of,
     download_url,
+    file_expired,
     open_download,
     progress_of,
     start_export_task,
@@ -74,6 +76,8 @@ def export_task_detail(request, pk):
         "task": task,
         "progress": progress_of(task),
         "no_worker": task.status == TaskStatus.QUEUED and background.no_worker_seen(),
+        "expired": file_expired(task),
+        "keep_days": f"{settings.OCM_EXPORT_KEEP_DAYS:g}",
     }
     template = "editor/export_task.html"
     if request.htmx:
