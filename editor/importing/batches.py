@@ -117,6 +117,7 @@ class Importer:
         self.stage: Dataset | None = None
         self.deferred: list[tuple[ImportItem, NewTranscript]] = []
         self.staged_ids: list[int] = []
+        self.empty_at_start: bool | None = None  # ``_creates_only``, decided at the first batch
 
     def run(
         self, candidates: Iterable[Candidate], before_commit: ProgressCallback | None = None
@@ -232,12 +233,16 @@ class Importer:
 
     def _write(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
         ids = [new.external_id for _, new in batch if new.external_id]
-        existing = {
-            t.external_id: t
-            for t in Transcript.all_objects.filter(dataset=self.dataset, external_id__in=ids)
-            .select_related("dataset")
-            .with_messages()
-        }
+        existing = (
+            {
+                t.external_id: t
+                for t in Transcript.all_objects.filter(dataset=self.dataset, external_id__in=ids)
+                .select_related("dataset")
+                .with_messages()
+            }
+            if ids and not self._creates_only()
+            else {}
+        )
         to_create = []
         for item, new in batch:
             current = existing.get(new.external_id) if new.external_id else None
@@ -249,6 +254,19 @@ class Importer:
                 self._update(item, new, current)
         if to_create:
             self._create(to_create)
+
+    def _creates_only(self) -> bool:
+        """All or nothing into a dataset that held no transcript when the writing began: no
+        item can update one, so no batch looks its ids up (on PostgreSQL the look-up, planned
+        for the empty dataset, read every row written before it). An id another writer gives
+        a transcript meanwhile still fails the import: at its insert (the unique index), or
+        at a staged import's last check. A partial import looks up: a conflict would fail
+        its whole batch instead of one item."""
+        if self.empty_at_start is None:
+            self.empty_at_start = not (
+                self.partial or Transcript.all_objects.filter(dataset=self.dataset).exists()
+            )
+        return self.empty_at_start
 
     def _create(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
         try:
