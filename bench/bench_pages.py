@@ -14,7 +14,18 @@
 Medians of ``ROUNDS`` runs each, on a threaded WSGI server and Debian's Chromium
 (``bench.browser``). Runs in a child process on a throwaway SQLite database and on PostgreSQL
 when a server answers (``bench.databases``), with production settings on plain http; set
-``OCM_BENCH_DEBUG=true`` to serve with DEBUG settings instead, as ``make run`` does.
+``OCM_BENCH_DEBUG=true`` to serve with DEBUG settings instead, as ``make run`` does;
+``OCM_BENCH_PAGES=dataset`` to measure the dataset page only (no log-in, no export), and
+``OCM_BENCH_ROUNDS=N`` for more runs than 5.
+
+On a shared machine, figures from different hours do not compare. ``OCM_BENCH_TURNS=FOLDER``
+(another copy of the project, e.g. ``git archive`` of an older commit, with this file in it)
+serves the same SQLite database from that tree too, in a process of its own, and loads the
+dataset page from each server in turn, so both see the same load (SQLite only, the dataset
+page only)::
+
+    flock /tmp/bench.lock env OCM_BENCH_TURNS=/tmp/old OCM_BENCH_ROUNDS=9 \
+        .venv/bin/python -m bench.bench_pages
 
     flock /tmp/bench.lock .venv/bin/python -m bench.bench_pages
 """
@@ -23,23 +34,41 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.databases import on_each_database
 
 TRANSCRIPTS = 11_000
 MESSAGES = 10
-ROUNDS = 5
+ROUNDS = int(os.environ.get("OCM_BENCH_ROUNDS", "5"))
 PASSWORD = "a long bench passphrase"  # a throwaway user of a throwaway database
 ROW = 'table[data-testid="transcripts"] tbody tr[data-transcript]'
+# The sections below the table, each in place (fetched after the table since issue 34).
+SECTIONS = [
+    '[data-testid="members"]',
+    '[data-testid="queues"], #queues p.muted',
+    '[data-testid="import-form"]',
+    '[data-testid="export-form"]',
+]
 TARGETS_MS = {"dataset page": 300, "log-in": 450, "export": 2500}
 
 
 def run() -> None:
+    if os.environ.get("OCM_BENCH_TURNS"):
+        from bench.databases import _collect_static, _in_child
+
+        _collect_static()
+        with tempfile.TemporaryDirectory() as folder:
+            os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(40))  # both servers'
+            _in_child("bench.bench_pages", "SQLite", f"sqlite:///{Path(folder) / 'b.sqlite3'}")
+        return
     on_each_database("bench.bench_pages")
 
 
@@ -64,10 +93,17 @@ def _child() -> None:
     dataset = _loaded_dataset()
     Membership.objects.create(user=user, dataset=dataset, role=Role.CURATOR)
 
+    if os.environ.get("OCM_BENCH_TURNS"):
+        _in_turns(user, dataset, Path(os.environ["OCM_BENCH_TURNS"]))
+        connections.close_all()
+        return
+    only_dataset_page = os.environ.get("OCM_BENCH_PAGES", "") == "dataset"
     with live_site(user) as (browser, base, cookie):
         _figures("dataset page: first row painted", _dataset_page(browser, base, cookie, dataset))
-        _figures("log-in: submit to the landing page loaded", _login(browser, base))
-    _export(user, dataset)
+        if not only_dataset_page:
+            _figures("log-in: submit to the landing page loaded", _login(browser, base))
+    if not only_dataset_page:
+        _export(user, dataset)
     connections.close_all()  # before the parent drops the database
 
 
@@ -104,30 +140,106 @@ FIRST_ROW_WATCH = """
     if (seen()) { observer.disconnect(); mark(); }
   });
   observer.observe(document, {childList: true, subtree: true});
+  // When the last of the sections below the table is in the DOM.
+  const sections = new MutationObserver(() => {
+    if (SECTION_SELECTORS.every((s) => document.querySelector(s))) {
+      sections.disconnect();
+      window.__sectionsIn = performance.now();
+    }
+  });
+  sections.observe(document, {childList: true, subtree: true});
 })();
-""".replace("ROW_SELECTOR", json.dumps(ROW))
+""".replace("ROW_SELECTOR", json.dumps(ROW)).replace("SECTION_SELECTORS", json.dumps(SECTIONS))
 
 
 def _dataset_page(browser, base, cookie, dataset) -> dict[str, list[float]]:
-    painted, wall = [], []
-    phases: dict[str, list[float]] = {}
+    series: dict[str, list[float]] = {}
     for _ in range(ROUNDS):
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        context.add_cookies([cookie])
-        context.add_init_script(FIRST_ROW_WATCH)
-        page = context.new_page()
-        started = time.perf_counter()
-        page.goto(f"{base}/datasets/{dataset.slug}/", wait_until="commit")
-        page.wait_for_selector(ROW)
-        wall.append((time.perf_counter() - started) * 1000)
-        page.wait_for_function("window.__firstRowPainted !== undefined")
-        page.wait_for_load_state("load")
-        page.wait_for_timeout(50)  # loadEventEnd is set once the load handlers have run
-        painted.append(page.evaluate("window.__firstRowPainted"))
-        for name, at in page.evaluate(NAVIGATION_PHASES).items():
-            phases.setdefault(name, []).append(at)
-        context.close()
-    return {"first row painted": painted, **phases, "wall, goto to row": wall}
+        for name, at in _dataset_page_once(browser, base, cookie, dataset).items():
+            series.setdefault(name, []).append(at)
+    return series
+
+
+def _dataset_page_once(browser, base, cookie, dataset) -> dict[str, float]:
+    """One cold load of the dataset page in a fresh context: its figures, in ms."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.add_cookies([{**cookie, "url": base}])
+    context.add_init_script(FIRST_ROW_WATCH)
+    page = context.new_page()
+    started = time.perf_counter()
+    page.goto(f"{base}/datasets/{dataset.slug}/", wait_until="commit")
+    page.wait_for_selector(ROW)
+    wall = (time.perf_counter() - started) * 1000
+    painted = _value_once_set(page, "window.__firstRowPainted")
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(50)  # loadEventEnd is set once the load handlers have run
+    figures = {"first row painted": painted}
+    figures.update(page.evaluate(NAVIGATION_PHASES))
+    figures["sections below the table in"] = _value_once_set(page, "window.__sectionsIn")
+    figures["wall, goto to row"] = wall
+    context.close()
+    return figures
+
+
+def _value_once_set(page, expression: str) -> float:
+    """``expression`` once the page has set it. Polled from here: ``wait_for_function``
+    evaluates its predicate with eval, which the site's Content Security Policy refuses."""
+    while (value := page.evaluate(expression)) is None:
+        page.wait_for_timeout(10)
+    return value
+
+
+def _in_turns(user, dataset, other: Path) -> None:
+    """The dataset page from this tree's server and from ``other``'s, taking turns (which
+    goes first alternates), after one load of each to compile their templates."""
+    from bench.browser import live_site
+
+    with live_site(user) as (browser, base, cookie), _other_server(other) as other_base:
+        servers = {"this tree": base, f"{other}": other_base}
+        for url in servers.values():
+            _dataset_page_once(browser, url, cookie, dataset)
+        series: dict[str, dict[str, list[float]]] = {name: {} for name in servers}
+        for round_ in range(ROUNDS):
+            order = list(servers.items())
+            for name, url in order if round_ % 2 == 0 else reversed(order):
+                for figure, at in _dataset_page_once(browser, url, cookie, dataset).items():
+                    series[name].setdefault(figure, []).append(at)
+        for name, figures in series.items():
+            _figures(f"dataset page: first row painted, {name}", figures)
+
+
+@contextmanager
+def _other_server(tree: Path):
+    """``tree``'s code serving this process's database: its base URL."""
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "bench.bench_pages", "--serve"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield serve.stdout.readline().strip()
+    finally:
+        serve.stdin.close()
+        serve.wait(timeout=30)
+
+
+def _serve() -> None:
+    """This tree's app on a free port (its base URL on stdout) until stdin closes."""
+    os.environ["DJANGO_HTTPS_ONLY"] = "false"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from bench.browser import live_server
+
+    call_command("collectstatic", interactive=False, verbosity=0)
+    with live_server() as base:
+        print(base, flush=True)
+        sys.stdin.read()
 
 
 # Where the time goes, in ms since navigation start: the server's answer, the document
@@ -223,5 +335,7 @@ def _figures(label: str, series: dict[str, list[float]]) -> None:
 if __name__ == "__main__":
     if "--child" in sys.argv:
         _child()
+    elif "--serve" in sys.argv:
+        _serve()
     else:
         run()
