@@ -339,7 +339,8 @@ def _paged_view(transcript: Transcript, audience: str, convention: str | None) -
 def _facts(transcript: Transcript) -> list[_Facts]:
     """Every message's ``FACT_FIELDS``, in order; a word that recurs (roles, channels) is
     held once, however many rows spell it."""
-    words: dict[str, str] = {}
+    held: dict[str, str] = {}
+    word = held.setdefault
     rows = (
         Message.objects.filter(transcript=transcript)
         .order_by("index")
@@ -347,8 +348,15 @@ def _facts(transcript: Transcript) -> list[_Facts]:
         .iterator(chunk_size=ROW_CHUNK)
     )
     return [
-        _Facts(*(value if value is None else words.setdefault(value, value) for value in row))
-        for row in rows
+        _Facts(
+            word(role, role),
+            channel and word(channel, channel),
+            recipient and word(recipient, recipient),
+            call_id,
+            name and word(name, name),
+            end and word(end, end),
+        )
+        for role, channel, recipient, call_id, name, end in rows
     ]
 
 
