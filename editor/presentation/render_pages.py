@@ -30,7 +30,8 @@ from django.db.models.functions import Cast
 from editor import formats
 from editor import tokens as stored_tokens
 from editor.formats import training
-from editor.formats.render import DEBUG, END_USER, message_starts, render_item, source_spans
+from editor.formats.pages import page_source
+from editor.formats.render import DEBUG, END_USER, render_item
 from editor.formats.specs import TEXT_SPECS
 from editor.models import Message, Transcript
 from editor.presentation.training import TRAINING, convention_of, dataset_tokenizer
@@ -94,24 +95,9 @@ def messages_of(transcript: Transcript, rows) -> Iterator[tuple[int, formats.Mes
 
 
 def _debug_source(transcript: Transcript, first: int, stop: int, count: int) -> dict[str, Any]:
-    """The page's part of the source: from message ``first``'s start (the text's start for
-    the first page) to message ``stop``'s (the text's end for the last page), so that the
-    pages' parts make up the whole source, each once. A JSON document has no message-start
-    token to cut at: the first page carries all of it (its size is bounded by
-    OCM_MAX_TRANSCRIPT_BYTES, and it has few spans: no control tokens of its own)."""
-    source = transcript.source_text or ""
-    end = len(source)
-    if transcript.spec in TEXT_SPECS:
-        starts = message_starts(source, transcript.spec, (first, stop), count)
-        start = 0 if first == 0 else starts.get(first, end)
-        end = starts.get(stop, end)
-    else:
-        start = 0 if first == 0 else end
-    return {
-        "source": source[start:end],
-        "source_offset": start,
-        "spans": [span.to_dict() for span in source_spans(source, transcript.spec, start, end)],
-    }
+    """The page's part of the source (``formats.pages.page_source``; a JSON document's first
+    page carries all of it: its size is bounded by OCM_MAX_TRANSCRIPT_BYTES)."""
+    return page_source(transcript.source_text or "", transcript.spec, first, stop, count)
 
 
 def _page_layout(transcript, template, ordered, messages: list, offset: int):
