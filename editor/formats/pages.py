@@ -55,14 +55,7 @@ def render_text_page(
         indices = range(offset, min(offset + limit, total))
     shown_as = ANNOTATOR if audience == TRAINING else audience
     items = [render_item(transcript, i, messages[i], shown_as) for i in indices]
-    out: dict[str, Any] = {
-        "audience": audience,
-        "spec": transcript.spec,
-        "items": [item.to_dict() for item in items if item is not None],
-        "total": total,
-        "offset": offset,
-        "limit": limit,
-    }
+    out = page_answer(audience, transcript.spec, items, total, offset, limit)
     if audience == DEBUG:
         out.update(page_source(text, transcript.spec, offset, offset + limit, total))
     elif audience == TRAINING:
@@ -75,6 +68,21 @@ def render_text_page(
         with_training(out["items"], masks)
         out["convention"] = convention
     return out
+
+
+def page_answer(
+    audience: str, spec: str, items: list, total: int, offset: int, limit: int
+) -> dict[str, Any]:
+    """A page of a rendering as the render routes answer it (the items a page shows to its
+    audience: a hidden message renders as None and is left out)."""
+    return {
+        "audience": audience,
+        "spec": spec,
+        "items": [item.to_dict() for item in items if item is not None],
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+    }
 
 
 def _visible_page(transcript: Transcript, offset: int, limit: int) -> tuple[int, list[int]]:

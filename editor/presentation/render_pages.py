@@ -30,7 +30,7 @@ from django.db.models.functions import Cast
 from editor import formats
 from editor import tokens as stored_tokens
 from editor.formats import training
-from editor.formats.pages import page_source
+from editor.formats.pages import page_answer, page_source
 from editor.formats.render import DEBUG, END_USER, render_item
 from editor.formats.specs import TEXT_SPECS
 from editor.models import Message, Transcript
@@ -70,14 +70,7 @@ def render_page(
     total = rows.count()
     page = list(messages_of(transcript, rows.order_by("index")[offset : offset + limit]))
     items = [render_item(template, index, message, audience) for index, message in page]
-    out: dict[str, Any] = {
-        "audience": audience,
-        "spec": transcript.spec,
-        "items": [item.to_dict() for item in items if item is not None],
-        "total": total,
-        "offset": offset,
-        "limit": limit,
-    }
+    out = page_answer(audience, transcript.spec, items, total, offset, limit)
     if audience == DEBUG:
         out.update(_debug_source(transcript, offset, offset + limit, total))
     elif audience == TRAINING:
