@@ -120,6 +120,41 @@ def test_spans_are_offsets_in_the_logical_text(dataset, annotator, schema):
     assert span.text == "here"
 
 
+def test_an_answer_about_a_message_reads_that_message_alone(
+    transcript, annotator, schema, monkeypatch
+):
+    start = transcript.canonical().messages[2].content.index("330 m")
+
+    def every_message(self):
+        raise AssertionError("an answer read every message of its transcript")
+
+    monkeypatch.setattr(Transcript, "stored_messages", every_message)
+    monkeypatch.setattr(Transcript, "canonical", every_message)
+
+    span = annotations.create_annotation(
+        transcript,
+        annotator=annotator,
+        schema=schema,
+        question="claims",
+        value="hallucination",
+        message_index=2,
+        start=start,
+        end=start + len("330 m"),
+    )
+    past_the_end = transcript.message_count
+    with pytest.raises(InvalidAnswer, match=f"there is no message {past_the_end}"):
+        annotations.create_annotation(
+            transcript,
+            annotator=annotator,
+            schema=schema,
+            question="helpful",
+            value=3,
+            message_index=past_the_end,
+        )
+
+    assert span.text == "330 m"
+
+
 @pytest.mark.parametrize(
     ("question", "value", "target", "says"),
     [
