@@ -13,6 +13,7 @@ from editor.background import recover_dead_tasks
 from editor.exporting.tasks import run_export_task, start_export_task
 from editor.models import ExportTask, TaskStatus
 from editor.storage.create import create_transcript
+from tests.editor.dataset_page import whole_page
 from tests.editor.samples import conversation
 
 from .conftest import assert_error
@@ -171,7 +172,7 @@ def test_the_dataset_page_prepares_an_export_through_htmx_and_lists_it(
     client, dataset, annotator, stored, django_capture_on_commit_callbacks
 ):
     client.force_login(annotator)
-    page = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    page = whole_page(client, f"/datasets/{dataset.slug}/")
     assert 'data-testid="export-in-background"' in page
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -181,5 +182,5 @@ def test_the_dataset_page_prepares_an_export_through_htmx_and_lists_it(
         )
     task = ExportTask.objects.get()
     assert response["HX-Redirect"] == f"/exports/{task.pk}/"
-    page = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    page = whole_page(client, f"/datasets/{dataset.slug}/")
     assert f'href="/exports/{task.pk}/"' in page

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from editor.models import ImportTask, PreferencePair, TaskStatus
 from tests.api.test_preference_import_shape import HH_FILE, assert_hh_pairs_imported
+from tests.editor.dataset_page import whole_page
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +23,7 @@ def post_import(client, dataset, **fields):
 
 def test_the_import_form_offers_the_shape_with_a_help_text(client, dataset, annotator):
     client.force_login(annotator)
-    html = client.get(f"/datasets/{dataset.slug}/").content.decode()
+    html = whole_page(client, f"/datasets/{dataset.slug}/")
     assert '<select name="shape" aria-describedby="import_shape_helptext"' in html
     for value in ('value="" selected', 'value="transcripts"', 'value="preference"', 'value="hh"'):
         assert value in html

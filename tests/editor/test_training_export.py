@@ -14,6 +14,7 @@ from editor.formats.tokens import tiktoken_encoding
 from editor.models import DatasetTokenizer, Transcript
 from editor.storage.create import create_transcript
 from tests.api.conftest import api_client_for
+from tests.editor.dataset_page import whole_page
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +123,7 @@ def test_a_prepared_export_keeps_the_mask_options(
 
 def test_the_html_export_form_offers_and_applies_the_mask(harmony_dataset, annotator, client):
     client.force_login(annotator)
-    page = client.get(f"/datasets/{harmony_dataset.slug}/").content.decode()
+    page = whole_page(client, f"/datasets/{harmony_dataset.slug}/")
     assert 'name="mask"' in page and 'name="convention"' in page
     response = client.get(
         f"/datasets/{harmony_dataset.slug}/export/",
@@ -183,7 +184,7 @@ def test_over_context_through_the_api_and_the_form(counted, annotator, client):
     response = api.get(f"/datasets/{counted.slug}/export", {"over_context": "drop"})
     assert len(lines_of(response)) == 1
     client.force_login(annotator)
-    page = client.get(f"/datasets/{counted.slug}/").content.decode()
+    page = whole_page(client, f"/datasets/{counted.slug}/")
     assert 'name="over_context"' in page
     html = client.get(
         f"/datasets/{counted.slug}/export/", {"format": "messages", "over_context": "drop"}
