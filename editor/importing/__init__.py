@@ -27,8 +27,9 @@ surrogates, over-long fields), an id seen twice in the same import, an id held b
 transcript. A source with no item at all is an error. A transcript that parses with errors
 but yields messages is *readable*: it is imported as a draft with its diagnostics.
 
-All or nothing by default: one transaction (on SQLite, short ones into a stage nobody sees,
-then one that moves it in: ``staging``); one failed item rolls everything back and
+All or nothing by default: one transaction, each batch written as it is read (on SQLite,
+short ones into a stage nobody sees, then one that moves it in: ``staging``); one failed item
+rolls everything back and
 ``ImportRejected`` carries the report (every failed item with its line and reason).
 ``partial=True`` imports every readable item and reports the rest.
 
@@ -44,12 +45,13 @@ The modules, one job each: ``sources`` tells the kinds of input apart, ``lines``
 ``batches`` parses, checks and writes them, ``staging`` writes an all-or-nothing import in
 short transactions on SQLite, ``preference`` reads preference rows and records
 their pairs, ``report`` says what became of each, ``run`` is
-``import_transcripts``, ``limits`` holds every bound; ``tasks`` runs an import as a
+``import_transcripts``, ``collector`` keeps the garbage collector out of its way, ``limits``
+holds every bound; ``tasks`` runs an import as a
 background task.
 """
 
 from editor.errors import ImportRejected
-from editor.importing.batches import OnConflict, PreparedItems
+from editor.importing.batches import OnConflict
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.importing.run import import_transcripts
 from editor.importing.sources import Kind
@@ -61,7 +63,6 @@ __all__ = [
     "ImportReport",
     "Kind",
     "OnConflict",
-    "PreparedItems",
     "ProgressCallback",
     "import_transcripts",
 ]

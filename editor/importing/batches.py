@@ -1,16 +1,13 @@
 """Writing an import batch by batch: each item parsed and checked, then created, updated or
-skipped by its external id; in all-or-nothing mode the checked batches wait (``PreparedItems``)
-until every item has been read.
+skipped by its external id. A batch is written as soon as it is read and checked, so that an
+import holds one batch in memory whatever its size; all or nothing, the caller's transaction
+(or the stage: ``staging``) takes back what was written once an item fails.
 """
 
 from __future__ import annotations
 
-import gc
-import pickle
-import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
-from typing import IO
 
 from django.db import IntegrityError, transaction
 
@@ -28,60 +25,6 @@ from editor.storage.save import save_transcript
 class OnConflict(StrEnum):
     UPDATE = "update"
     SKIP = "skip"
-
-
-class PreparedItems:
-    """The batches an all-or-nothing import has read and checked, waiting to be written.
-
-    Kept in memory up to ``IN_MEMORY_BATCHES`` batches, then spilled to a temporary file
-    (pickled, batch by batch), so that a 1 GB file does not need 1 GB of prepared objects.
-    Items are kept by their place in the report, whose ``ImportItem`` objects the writing
-    phase updates.
-
-    The batches kept in memory are frozen out of the cyclic garbage collector's reach
-    (``gc.freeze``) until the import ends: every full collection walks every object the
-    process holds, and the kept batches would make each one longer than the last (measured
-    in docs/performance.md). Reference counting still frees what dies.
-    """
-
-    IN_MEMORY_BATCHES = 20
-
-    def __init__(self, report: ImportReport):
-        self.report = report
-        self.batches: list[list[tuple[int, NewTranscript]]] = []
-        self.spill: IO[bytes] | None = None
-        self.spilled = 0
-        self.froze = False
-
-    def add(self, batch: list[tuple[int, ImportItem, NewTranscript]]) -> None:
-        kept = [(place, new) for place, _, new in batch]
-        if self.spill is None and len(self.batches) < self.IN_MEMORY_BATCHES:
-            self.batches.append(kept)
-            gc.freeze()
-            self.froze = True
-            return
-        if self.spill is None:
-            self.spill = tempfile.TemporaryFile(prefix="ocm-import-")  # noqa: SIM115 (closed by __exit__)
-        pickle.dump(kept, self.spill, protocol=pickle.HIGHEST_PROTOCOL)
-        self.spilled += 1
-
-    def __iter__(self):
-        items = self.report.items
-        for kept in self.batches:
-            yield [(items[n], new) for n, new in kept]
-        if self.spill is not None:
-            self.spill.seek(0)
-            for _ in range(self.spilled):
-                yield [(items[n], new) for n, new in pickle.load(self.spill)]
-
-    def __enter__(self) -> PreparedItems:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        if self.spill is not None:
-            self.spill.close()
-        if self.froze:  # back within the collector's reach (and whatever froze meanwhile)
-            gc.unfreeze()
 
 
 class Importer:
@@ -125,30 +68,29 @@ class Importer:
         """Partial mode: write each batch as soon as it is read, each in its own transaction;
         ``before_commit`` is called inside it with the report so far (what it writes commits
         with the batch; what it raises rolls the batch back and ends the import)."""
-        for batch in self._prepared_batches(candidates):
+        for batch in self.batches(candidates):
             with transaction.atomic():
-                self._write([(item, new) for _, item, new in batch])
+                self._write(batch)
                 if before_commit is not None:
                     before_commit(self.report)
-            self._report_progress()
 
-    def prepare_all(self, candidates: Iterable[Candidate]) -> PreparedItems:
-        """All or nothing, first phase: read, parse and check every item; nothing is written.
+    def write_all(self, candidates: Iterable[Candidate]) -> None:
+        """All or nothing, in the caller's transaction: every batch written as it is read.
 
-        Once an item has failed nothing more is kept (it will all be rolled back), but reading
-        goes on so that the report names every bad item.
+        Once an item has failed nothing more is written (the caller rolls it all back), but
+        reading goes on so that the report names every bad item.
         """
-        prepared = PreparedItems(self.report)
-        for batch in self._prepared_batches(candidates):
-            if not self.report.failed:
-                prepared.add(batch)
-            self._report_progress()
-        return prepared
-
-    def write_all(self, prepared: PreparedItems) -> None:
-        """All or nothing, second phase (in the caller's transaction): write every batch."""
-        for batch in prepared:
+        for batch in self.batches(candidates):
             self._write(batch)
+
+    def batches(
+        self, candidates: Iterable[Candidate]
+    ) -> Iterator[list[tuple[ImportItem, NewTranscript]]]:
+        """The batches of items read and checked, to be written; progress is reported after
+        each one (once the caller wrote it). All or nothing, none after an item failed."""
+        for batch in self._prepared_batches(candidates):
+            yield batch
+            self._report_progress()
 
     def write_batch(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
         """One batch of a staged import (in the caller's transaction): its new transcripts
@@ -162,13 +104,14 @@ class Importer:
         if deferred:
             self._write(deferred)
 
-    def _prepared_batches(self, candidates: Iterable[Candidate]):
-        """Batches of (place in the report, item, prepared transcript), read and checked."""
-        batch: list[tuple[int, ImportItem, NewTranscript]] = []
+    def _prepared_batches(
+        self, candidates: Iterable[Candidate]
+    ) -> Iterator[list[tuple[ImportItem, NewTranscript]]]:
+        """Batches of (item, prepared transcript), read and checked."""
+        batch: list[tuple[ImportItem, NewTranscript]] = []
         batch_bytes = 0
         for candidate in candidates:
             item = ImportItem(candidate.location, external_id=candidate.external_id)
-            place = len(self.report.items)
             self.report.items.append(item)
             new = self._prepare(candidate, item)
             rejected = not self.partial and self.report.failed > 0
@@ -176,7 +119,7 @@ class Importer:
                 if rejected and self.report.failed >= limits.MAX_REPORTED_FAILURES:
                     return
                 continue
-            batch.append((place, item, new))
+            batch.append((item, new))
             batch_bytes += len(candidate.text)
             if len(batch) >= self.batch_size or batch_bytes >= limits.BATCH_BYTES:
                 yield batch

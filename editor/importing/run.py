@@ -12,6 +12,7 @@ from editor.db import planner_stats
 from editor.db.writers import one_writer_at_a_time
 from editor.errors import ImportRejected, InvalidContent, NotAllowed
 from editor.importing.batches import Importer, OnConflict
+from editor.importing.collector import collector_spared
 from editor.importing.preference import SHAPES
 from editor.importing.report import ImportReport, ProgressCallback
 from editor.importing.sources import Kind, open_source
@@ -47,13 +48,13 @@ def import_transcripts(
     (detected otherwise). ``author`` None is the system (a management command); a user must
     be able to edit the dataset. ``progress`` is called with the report after each batch.
 
-    All or nothing, the import reads, parses and checks every item first, outside any
-    transaction (the prepared items are kept on disk past a size, so memory stays flat), and
-    only then writes them all in one transaction: the database's write lock is held for the
-    writing alone, not for the reading. On SQLite, whose one write lock would hold every other
-    writer for the whole write, the new transcripts are written batch by batch into a stage
-    nobody sees and moved into the dataset in that one last transaction (``staging``). ``progress`` is called outside any transaction in
-    that first phase. ``before_commit`` is called inside that transaction once everything is
+    All or nothing, each batch is written as soon as it is read and checked (one batch in
+    memory at a time, whatever the size of the source), all in one transaction that the
+    first failed item rolls back (reading goes on, to report every bad item). On SQLite,
+    whose one write lock would hold every other writer for the whole import, the new
+    transcripts are written batch by batch, each in a short transaction, into a stage nobody
+    sees and moved into the dataset in one last transaction (``staging``); ``progress`` is
+    called between those transactions. ``before_commit`` is called inside that transaction once everything is
     written, with the report: what it writes commits with the import, and what it raises
     rolls the import back (a task records its success with the data it describes). A partial
     import calls it inside each batch's transaction instead, with the report so far (a task
@@ -80,28 +81,25 @@ def import_transcripts(
         )
     report = ImportReport(partial=partial)
     importer = Importer(dataset, author, on_conflict, partial, report, progress, batch_size, tag)
-    with open_source(source, kind, name, report, spec, shape) as candidates:
+    with collector_spared(), open_source(source, kind, name, report, spec, shape) as candidates:
         if partial:
             importer.run(candidates, before_commit)
+        elif one_writer_at_a_time():
+            # Short transactions into a stage, moved in one at the end: a save waits for one
+            # batch, not for the whole write (``staging``).
+            write_staged(
+                importer, candidates, before_commit, lambda: _require_items(report, name, source)
+            )
         else:
-            with importer.prepare_all(candidates) as prepared:
+            with transaction.atomic():
+                importer.write_all(candidates)
                 if report.failed:
                     report.mark_rolled_back()
                     raise ImportRejected(report)
                 _require_items(report, name, source)
-                if one_writer_at_a_time():
-                    # Short transactions into a stage, moved in one at the end: a save
-                    # waits for one batch, not for the whole write (``staging``).
-                    write_staged(importer, prepared, before_commit)
-                else:
-                    with transaction.atomic():
-                        importer.write_all(prepared)
-                        if report.failed:  # another import took an id meanwhile
-                            report.mark_rolled_back()
-                            raise ImportRejected(report)
-                        report.committed = True
-                        if before_commit is not None:
-                            before_commit(report)
+                report.committed = True
+                if before_commit is not None:
+                    before_commit(report)
     _require_items(report, name, source)
     report.committed = True
     if report.counts["created"] + report.counts["updated"] >= LARGE_IMPORT:

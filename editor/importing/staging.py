@@ -4,7 +4,7 @@ An all-or-nothing import writes everything in one transaction. On SQLite, whose 
 lock serves the whole database (``editor.db.writers``), that kept every other writer — a
 user's save — waiting for the whole write phase: seconds for 10,000 transcripts
 (docs/performance.md). There the transcripts an import creates are written batch by batch,
-each batch its own short transaction, into a *stage*: a dataset of its own with no members,
+each batch its own short transaction as soon as it is read and checked, into a *stage*: a dataset of its own with no members,
 its slug ``~importing-<hex>`` (a user's slug cannot start with ``~``), which
 ``Dataset.objects.for_user`` leaves out for superusers too: nobody sees it. Once every batch is written,
 one transaction makes the import: the updates of existing transcripts, a check that no id
@@ -12,9 +12,10 @@ was taken meanwhile, the move of the staged transcripts into the dataset (one UP
 their dataset column: their messages, revisions and search index hang from them and follow),
 and the caller's ``before_commit`` (a task marks itself succeeded with its data). A failure
 before that commit rolls the last transaction back and purges the stage: nothing of the
-import was ever visible in the dataset. After each batch the import pauses a little
-(``db.writers.let_others_write``): a waiting writer does not queue for SQLite's lock, it
-tries again now and then, and would otherwise nearly always find the next batch holding it.
+import was ever visible in the dataset. Between two batches the lock is free while the next
+one is read and checked, and at least for a share of the last one's time
+(``db.writers.WriteTurns``): a waiting writer does not queue for SQLite's lock, it tries again
+now and then, and would otherwise nearly always find the next batch holding it.
 
 A process that dies midway leaves its stage behind. A stage names its owner
 (``background.worker_id``: host and pid) and each batch touches it, so ``sweep_abandoned``
@@ -26,8 +27,8 @@ whose owner is gone from this host or which no batch has touched for
 from __future__ import annotations
 
 import logging
-import time
 import uuid
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -35,9 +36,10 @@ from django.db import DatabaseError, InterfaceError, transaction
 from django.utils import timezone
 
 from editor import background
-from editor.db.writers import let_others_write
+from editor.db.writers import WriteTurns
 from editor.errors import ImportRejected, InvalidContent
-from editor.importing.batches import Importer, PreparedItems
+from editor.importing.batches import Importer
+from editor.importing.candidates import Candidate
 from editor.importing.report import Action, ProgressCallback
 from editor.models import Dataset, Transcript
 from editor.models.datasets import IMPORT_STAGE_PREFIX
@@ -49,24 +51,31 @@ STAGE_PREFIX = IMPORT_STAGE_PREFIX
 
 
 def write_staged(
-    importer: Importer, prepared: PreparedItems, before_commit: ProgressCallback | None
+    importer: Importer,
+    candidates: Iterable[Candidate],
+    before_commit: ProgressCallback | None,
+    require_items: Callable[[], None],
 ) -> None:
-    """All or nothing, second phase, in short transactions (see the module's docstring).
+    """All or nothing in short transactions (see the module's docstring): each batch staged
+    as soon as it is read and checked. ``require_items`` raises when the source held none.
 
-    Raises ``ImportRejected`` when an item failed in the writing (an id taken meanwhile):
-    then nothing was written."""
+    Raises ``ImportRejected`` when an item failed, in the reading or the writing (an id taken
+    meanwhile): then nothing was written."""
     report = importer.report
     sweep_abandoned()
     stage = _open_stage(importer.dataset)
     try:
         importer.stage = stage
-        for batch in prepared:
-            started = time.perf_counter()
-            with transaction.atomic():
+        turns = WriteTurns()
+        for batch in importer.batches(candidates):
+            with turns.batch(), transaction.atomic():
                 importer.write_batch(batch)
                 Dataset.objects.filter(pk=stage.pk).update(updated_at=timezone.now())
-            let_others_write(time.perf_counter() - started)
         importer.stage = None
+        if report.failed:
+            report.mark_rolled_back()
+            raise ImportRejected(report)
+        require_items()
         with transaction.atomic():
             importer.write_deferred()
             _fail_ids_taken_meanwhile(importer, stage)

@@ -4,7 +4,7 @@ them, ``save.delete_transcript``) but a curator does to a whole dataset.
 Django's cascade reads every related row into Python before deleting it (33 s for a dataset of
 11,000 transcripts, holding SQLite's write lock all along). Here the rows under transcripts go
 in a few ``DELETE … WHERE transcript_id IN (…)`` statements per batch, each batch its own short
-transaction followed by a pause on SQLite (``db.writers.let_others_write``), so another writer
+transaction with a pause between two on SQLite (``db.writers.WriteTurns``), so another writer
 never waits long; what is left of a dataset (members, schemas,
 queues, tasks: a few rows) then goes through the cascade, which keeps the deletion complete
 whatever model is added later.
@@ -12,11 +12,9 @@ whatever model is added later.
 
 from __future__ import annotations
 
-import time
-
 from django.db import transaction
 
-from editor.db.writers import let_others_write
+from editor.db.writers import WriteTurns
 from editor.models import (
     Alternative,
     Annotation,
@@ -53,9 +51,9 @@ def purge_transcripts(transcripts, *, using: str = "default") -> int:
     """Delete the transcripts of the queryset ``transcripts`` (soft-deleted ones included, if
     it holds them) and everything under them, a batch at a time; the number deleted."""
     deleted = 0
+    turns = WriteTurns(using)
     while True:
-        started = time.perf_counter()
-        with transaction.atomic(using=using):
+        with turns.batch(), transaction.atomic(using=using):
             batch = list(transcripts.using(using).only("pk", "spec", "source_text")[:PURGE_BATCH])
             if not batch:
                 return deleted
@@ -65,4 +63,3 @@ def purge_transcripts(transcripts, *, using: str = "default") -> int:
                 model.objects.using(using).filter(**{lookup: ids})._raw_delete(using)
             Transcript.all_objects.using(using).filter(pk__in=ids)._raw_delete(using)
             deleted += len(ids)
-        let_others_write(time.perf_counter() - started, using)

@@ -4,7 +4,6 @@ lock (SQLite), so that a writer waiting for it gets it (docs/performance.md, con
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from editor.db import writers
 from editor.models import Transcript
@@ -22,19 +21,57 @@ def pauses(monkeypatch):
     return slept
 
 
-def test_a_batch_writer_pauses_a_share_of_its_batch_only_where_writers_wait(pauses):
-    writers.let_others_write(0.5)
-    expected = [0.5 * writers.PAUSE_SHARE] if connection.vendor == "sqlite" else []
-    assert pauses == expected
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-def test_a_dataset_purge_lets_others_write_after_each_batch(dataset, monkeypatch):
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(writers.time, "perf_counter", clock)
+    return clock
+
+
+def test_batch_writers_leave_the_lock_free_a_share_of_the_last_batch(pauses, clock, monkeypatch):
+    monkeypatch.setattr(writers, "one_writer_at_a_time", lambda using="default": True)
+    turns = writers.WriteTurns()
+    with turns.batch():  # the first batch waits for nothing
+        clock.now += 1.0
+    with turns.batch():  # straight after: the whole share of the first
+        clock.now += 0.5
+    clock.now += 0.08  # the lock free meanwhile (an import reads its next batch)
+    with turns.batch():  # what is left of the share of the second
+        clock.now += 0.5
+    clock.now += 1.0  # longer than the share
+    with turns.batch():
+        pass
+
+    assert pauses == pytest.approx([1.0 * writers.PAUSE_SHARE, 0.5 * writers.PAUSE_SHARE - 0.08])
+
+
+def test_batch_writers_never_pause_where_writers_do_not_wait(pauses, clock, monkeypatch):
+    monkeypatch.setattr(writers, "one_writer_at_a_time", lambda using="default": False)
+    turns = writers.WriteTurns()
+    for _ in range(3):
+        with turns.batch():
+            clock.now += 1.0
+    assert pauses == []
+
+
+def test_a_dataset_purge_takes_turns_with_other_writers_between_batches(
+    dataset, pauses, monkeypatch
+):
     for n in range(3):
         create_transcript(dataset, author=None, text=conversation(), external_id=f"t{n}")
-    after = []
     monkeypatch.setattr(purge, "PURGE_BATCH", 1)
-    monkeypatch.setattr(purge, "let_others_write", lambda seconds, using: after.append(seconds))
+    monkeypatch.setattr(writers, "one_writer_at_a_time", lambda using="default": True)
 
     assert purge.purge_transcripts(Transcript.all_objects.filter(dataset=dataset)) == 3
 
-    assert len(after) == 3 and all(seconds > 0 for seconds in after)
+    # Before each batch but the first: the three transcripts' second and third, then the
+    # batch that finds nothing left.
+    assert len(pauses) == 3 and all(seconds > 0 for seconds in pauses)

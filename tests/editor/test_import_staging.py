@@ -189,10 +189,20 @@ def test_a_stage_emptied_under_a_running_import_fails_it_instead_of_publishing_h
     assert not Transcript.all_objects.exists()
 
 
-def test_the_import_lets_others_write_after_each_batch(dataset, curator, monkeypatch):
-    after = []
-    monkeypatch.setattr(staging, "let_others_write", after.append)
+def test_the_import_takes_turns_with_other_writers_between_batches(dataset, curator, monkeypatch):
+    """Each batch after the first waits, if need be, until the lock has been free a share of
+    the last one's time (``db.writers.WriteTurns``)."""
+    from editor.db import writers
+
+    turns = []
+
+    class Recorded(writers.WriteTurns):
+        def batch(self):
+            turns.append(self.owed)
+            return super().batch()
+
+    monkeypatch.setattr(staging, "WriteTurns", Recorded)
 
     import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
 
-    assert len(after) == 3 and all(seconds > 0 for seconds in after)
+    assert len(turns) == 3 and turns[0] == 0 and all(owed > 0 for owed in turns[1:])

@@ -294,69 +294,51 @@ def test_progress_is_reported_per_batch(dataset):
             (len(report.items), sum(report.counts.values()), report.bytes_read)
         ),
     )
-    # Read and checked batch by batch (nothing written yet), then all written at once.
-    assert [(read, written) for read, written, _ in seen] == [(2, 0), (4, 0), (5, 0), (5, 5)]
+    # Each batch written as soon as it is read and checked, then the last report.
+    assert [(read, written) for read, written, _ in seen] == [(2, 2), (4, 4), (5, 5), (5, 5)]
     assert seen[-1][2] == len(jsonl(*(envelope(str(n)) for n in range(5))))
 
 
-@pytest.mark.django_db(transaction=True)
-def test_an_all_or_nothing_import_reads_everything_before_it_takes_the_write_lock(dataset):
-    """Progress comes from the reading phase, outside any transaction (so that a task's
-    heartbeat, on another connection, is never held back by the import's write lock)."""
-    from django.db import connection
+def test_an_all_or_nothing_import_holds_one_batch_in_memory(dataset, monkeypatch):
+    """A batch's prepared transcripts (parsed, checked: several times the size of their text)
+    are gone once the next batch is written: an import of any size holds one batch."""
+    import gc
+    import weakref
 
-    in_transaction = []
-    import_transcripts(
-        jsonl(*(envelope(str(n)) for n in range(5))),
-        dataset=dataset,
-        name="x.jsonl",
-        batch_size=2,
-        progress=lambda report: in_transaction.append(connection.in_atomic_block),
-        before_commit=lambda report: in_transaction.append(connection.in_atomic_block),
-    )
-    # Three batches read outside any transaction, the write inside one, the last report after.
-    assert in_transaction == [False, False, False, True, False]
+    from editor.importing.batches import Importer
 
+    alive_while_writing = []
+    earlier: list[weakref.ref] = []
+    write = Importer._write
 
-def test_prepared_items_past_the_memory_budget_are_spilled_to_disk_and_all_written(
-    dataset, monkeypatch
-):
-    from editor.importing import PreparedItems
+    def spied(self, batch):
+        gc.collect()
+        alive_while_writing.append(sum(ref() is not None for ref in earlier))
+        earlier.extend(weakref.ref(new.content) for _, new in batch)
+        write(self, batch)
 
-    monkeypatch.setattr(PreparedItems, "IN_MEMORY_BATCHES", 1)
+    monkeypatch.setattr(Importer, "_write", spied)
     report = import_transcripts(
         jsonl(*(envelope(str(n)) for n in range(7))), dataset=dataset, name="x.jsonl", batch_size=2
     )
+
     assert report.counts["created"] == 7
+    assert alive_while_writing == [0, 0, 0, 0]
     assert {item.transcript_id for item in report.items} == set(
         Transcript.objects.values_list("pk", flat=True)
     )
 
 
-def test_prepared_batches_are_out_of_the_collectors_reach_until_the_import_ends(
-    dataset, monkeypatch
-):
-    """Full garbage collections do not walk the batches an all-or-nothing import keeps (they
-    are frozen while it runs), and the import leaves nothing frozen behind."""
-    import gc
+def test_an_item_failing_after_batches_were_written_takes_them_all_back(dataset):
+    data = jsonl(*(envelope(str(n)) for n in range(5)), "[1, 2]", envelope("6"))
+    with pytest.raises(ImportRejected) as caught:
+        import_transcripts(data, dataset=dataset, name="x.jsonl", batch_size=2)
 
-    from editor.importing import PreparedItems
-
-    frozen_while_writing = []
-    write = PreparedItems.__iter__
-
-    def iterate(self):
-        frozen_while_writing.append(gc.get_freeze_count())
-        yield from write(self)
-
-    monkeypatch.setattr(PreparedItems, "__iter__", iterate)
-    assert gc.get_freeze_count() == 0
-    report = import_transcripts(
-        jsonl(*(envelope(str(n)) for n in range(5))), dataset=dataset, name="x.jsonl", batch_size=2
-    )
-    assert report.counts["created"] == 5
-    assert frozen_while_writing and frozen_while_writing[0] > 0
-    assert gc.get_freeze_count() == 0
+    report = caught.value.report
+    assert nothing_written()
+    assert not report.committed and report.counts["created"] == 0
+    assert [i.location for i in report.failures] == ["x.jsonl:6"]
+    assert all(item.transcript_id is None for item in report.items)
 
 
 def test_only_editors_may_import(dataset, viewer):
