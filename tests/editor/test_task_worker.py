@@ -90,6 +90,31 @@ def test_a_queued_import_waits_for_a_worker_and_the_worker_runs_it(dataset, anno
     assert not filestore.uploads().exists(task.upload_path)  # the upload is removed once imported
 
 
+def test_each_task_starts_with_an_empty_query_log(dataset, annotator, settings):
+    """With DEBUG (``make run``) Django records every query; a request's start clears the
+    record, and so does a task's, so that a worker does not keep the last import's."""
+    from django.db import connection
+
+    from editor.importing import tasks
+
+    settings.DEBUG = True
+    seen_at_start = []
+    run = tasks.run_import_task
+
+    def spied(task_pk):
+        seen_at_start.append([q["sql"] for q in connection.queries_log])
+        return run(task_pk)
+
+    queue_import(dataset, annotator)
+    connection.queries_log.append({"sql": "SELECT 'from before the task'", "time": "0.000"})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tasks, "run_import_task", spied)
+        run_worker()
+
+    assert len(seen_at_start) == 1
+    assert "SELECT 'from before the task'" not in seen_at_start[0]
+
+
 def test_the_worker_says_it_is_alive_while_it_runs(dataset, annotator):
     background.record_worker_seen()
     assert background.live_workers(within_seconds=30) == 1

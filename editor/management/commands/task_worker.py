@@ -22,7 +22,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import DatabaseError, InterfaceError
+from django.db import DatabaseError, InterfaceError, reset_queries
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
@@ -56,6 +56,12 @@ class Worker(db_worker.Worker):
                 background.close_broken_connections()
                 self.startup_delay = False
                 time.sleep(delay)
+
+    def run_task(self, db_task_result) -> None:
+        """Each task starts with an empty query log: with ``DEBUG`` (``make run``) Django records
+        every query, and only a request's start clears the record, which no task has."""
+        reset_queries()
+        super().run_task(db_task_result)
 
 
 class Command(db_worker.Command):
