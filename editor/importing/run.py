@@ -54,12 +54,12 @@ def import_transcripts(
     whose one write lock would hold every other writer for the whole import, the new
     transcripts are written batch by batch, each in a short transaction, into a stage nobody
     sees and moved into the dataset in one last transaction (``staging``); ``progress`` is
-    called between those transactions. ``before_commit`` is called inside that transaction once everything is
-    written, with the report: what it writes commits with the import, and what it raises
-    rolls the import back (a task records its success with the data it describes). A partial
-    import calls it inside each batch's transaction instead, with the report so far (a task
-    records what is committed as it is committed, so that what it kept is known if its
-    worker dies). ``tag`` is added to the notes of the revisions it writes (``imported
+    called between those transactions. ``before_commit`` is called inside that transaction
+    once everything is written, with the report: what it writes commits with the import, and
+    what it raises rolls the import back (a task records its success with the data it
+    describes). A partial import calls it inside each batch's transaction instead, with the
+    report so far (a task records what is committed as it is committed, so that what it kept
+    is known if its worker dies). ``tag`` is added to the notes of the revisions it writes (``imported
     (import 12)``), so the transcripts an import wrote can be found by it. ``shape``: None
     recognises preference rows by their keys; ``preference`` / ``hh`` reads every row as
     one, ``transcripts`` none (``editor.importing.preference``).

@@ -4,10 +4,10 @@ An all-or-nothing import writes everything in one transaction. On SQLite, whose 
 lock serves the whole database (``editor.db.writers``), that kept every other writer — a
 user's save — waiting for the whole write phase: seconds for 10,000 transcripts
 (docs/performance.md). There the transcripts an import creates are written batch by batch,
-each batch its own short transaction as soon as it is read and checked, into a *stage*: a dataset of its own with no members,
-its slug ``~importing-<hex>`` (a user's slug cannot start with ``~``), which
-``Dataset.objects.for_user`` leaves out for superusers too: nobody sees it. Once every batch is written,
-one transaction makes the import: the updates of existing transcripts, a check that no id
+each batch its own short transaction as soon as it is read and checked, into a *stage*: a
+dataset of its own with no members, its slug ``~importing-<hex>`` (a user's slug cannot start
+with ``~``), which ``Dataset.objects.for_user`` leaves out for superusers too: nobody sees it.
+Once every batch is written, one transaction makes the import: the updates of existing transcripts, a check that no id
 was taken meanwhile, the move of the staged transcripts into the dataset (one UPDATE of
 their dataset column: their messages, revisions and search index hang from them and follow),
 and the caller's ``before_commit`` (a task marks itself succeeded with its data). A failure
