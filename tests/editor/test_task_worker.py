@@ -7,11 +7,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import connections
 from django.utils import timezone
 
 from editor import background, filestore
@@ -218,8 +220,16 @@ def test_an_import_taken_from_its_worker_midway_rolls_back_instead_of_committing
     task = queue_import(dataset, annotator)
     real = import_tasks._progress_dict
 
-    def taken_meanwhile(report):
+    def take_over():
         ImportTask.objects.filter(pk=task.pk).update(worker="other-host:1")
+        connections.close_all()
+
+    def taken_meanwhile(report):
+        # By another worker: on a connection of its own, not in the import's transaction
+        # (which, on PostgreSQL, is still open while progress is reported).
+        other = threading.Thread(target=take_over)
+        other.start()
+        other.join()
         return real(report)
 
     monkeypatch.setattr(import_tasks, "_progress_dict", taken_meanwhile)
