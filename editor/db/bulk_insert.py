@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterable, Sequence
 from functools import lru_cache, partial
 from itertools import islice
-from operator import attrgetter
 
 from django.db import connections, models, router
 from django.utils import timezone
@@ -17,33 +16,49 @@ from django.utils import timezone
 ROWS_PER_INSERT = 500
 
 
-def insert_objects(objects: list[models.Model]) -> None:
-    """INSERT new model instances (of one model) as ``bulk_create`` does, their pks set, but
-    as ``insert_rows`` writes rows (``bulk_create`` compiles every value through the ORM, and
-    quotes every value into the SQL text on PostgreSQL). Each field's ``pre_save`` value is stored, except that auto_now dates are
-    one "now" for the whole lot (rows written together; prepared once, not once a row)."""
-    if not objects:
-        return
-    model = type(objects[0])
+def insert_new(model: type[models.Model], values: Sequence[dict]) -> list[models.Model]:
+    """INSERT a new ``model`` row per dict of ``values`` (field name -> value; a foreign key
+    given as its object or None), and return them as instances, saved (pks set, the objects
+    of their foreign keys cached). The fields not given take their defaults, auto_now dates one
+    "now" for the lot (rows written together). No ``pre_save`` hooks other than those dates,
+    no signals, as with ``bulk_create``.
+
+    The rows go to ``insert_rows`` as the values are, and the instances are made from them
+    positionally, as ``Model.from_db`` makes rows read back: ``Model(**values)`` looks each
+    field's keyword up and sets each foreign key through its descriptor, then
+    ``bulk_create``'s ``pre_save`` reads every value back, 8 % of an import of 10,000
+    transcripts between the two."""
+    if not values:
+        return []
     database = router.db_for_write(model)
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    concrete = model._meta.concrete_fields
+    pk_at = concrete.index(model._meta.pk)
+    fields = [f for f in concrete if not f.primary_key]
     now = timezone.now()
-    for f in fields:
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            for obj in objects:
-                setattr(obj, f.attname, now)
-    saved = [
-        attrgetter(f.attname)
-        if isinstance(f, models.DateTimeField)
-        else partial(f.pre_save, add=True)
-        for f in fields
-    ]
-    rows = (tuple(value_of(obj) for value_of in saved) for obj in objects)
+    dated = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in fields]
+    plan = [(f.name, is_dated, f.get_default) for f, is_dated in zip(fields, dated, strict=True)]
+    related = [(at, f) for at, f in enumerate(fields) if f.is_relation]
+    rows = []
+    for given in values:
+        row = [
+            now if is_dated else given[name] if name in given else default()
+            for name, is_dated, default in plan
+        ]
+        for at, _ in related:
+            if isinstance(row[at], models.Model):
+                row[at] = row[at].pk
+        rows.append(row)
     pks = insert_rows(model, [f.name for f in fields], rows, with_pks=True)
-    for obj, pk in zip(objects, pks, strict=True):
-        obj.pk = pk
-        obj._state.adding = False
-        obj._state.db = database
+    instances = []
+    for pk, row, given in zip(pks, rows, values, strict=True):
+        instance = model(*row[:pk_at], pk, *row[pk_at:])
+        instance._state.adding = False
+        instance._state.db = database
+        for _, f in related:
+            if isinstance(given.get(f.name), models.Model):
+                f.set_cached_value(instance, given[f.name])
+        instances.append(instance)
+    return instances
 
 
 def insert_rows(
@@ -121,52 +136,44 @@ def _reserve_pks(connection, model: type[models.Model], count: int) -> list[int]
 
 def _insert_statements(connection, model, fields, rows: Iterable[tuple], with_pks: bool) -> list:
     """SQLite: ``ROWS_PER_INSERT`` rows a statement (one ``executemany`` of one-row
-    statements is slower; docs/performance.md)."""
+    statements is slower; docs/performance.md), run on the raw ``sqlite3`` cursor.
+
+    The statements are written with ``?`` placeholders, as ``sqlite3`` takes them: Django's
+    cursor rewrites ``%s`` into ``?`` with a regular expression over the SQL text of every
+    statement it runs, 8,500 placeholders a statement of message rows (2.6 % of an import).
+    While queries are being recorded (``DEBUG``, as under ``make run``; a test counting them)
+    each statement is recorded with its placeholders: Django's own record quotes every value
+    into the SQL text, one ``SELECT QUOTE(…)`` per 999 values, which made a debug import half
+    as slow again and kept megabytes of SQL text per statement."""
     quote = connection.ops.quote_name
     head = "INSERT INTO {} ({}) VALUES ".format(
         quote(model._meta.db_table), ", ".join(quote(f.column) for f in fields)
     )
-    row_sql = "({})".format(", ".join(["%s"] * len(fields)))
+    row_sql = "({})".format(", ".join(["?"] * len(fields)))
     tail = f" RETURNING {quote(model._meta.pk.column)}" if with_pks else ""
     per_statement = max(1, min(ROWS_PER_INSERT, _sqlite_max_parameters(connection) // len(fields)))
     full_sql = head + ", ".join([row_sql] * per_statement) + tail
     rows = iter(rows)
     pks: list = []
     with connection.cursor() as cursor:
-        execute = _statement_runner(connection, cursor, full_sql)
         while batch := list(islice(rows, per_statement)):
             sql = (
                 full_sql
                 if len(batch) == per_statement
                 else head + ", ".join([row_sql] * len(batch)) + tail
             )
-            execute(sql, [value for row in batch for value in row])
+            started = time.monotonic()
+            with connection.wrap_database_errors:
+                sqlite3.Cursor.execute(
+                    cursor.cursor, sql, [value for row in batch for value in row]
+                )
+            if connection.queries_logged:
+                connection.queries_log.append(
+                    {"sql": sql, "time": f"{time.monotonic() - started:.3f}"}
+                )
             if with_pks:
                 pks.extend(value for (value,) in cursor.fetchall())
     return pks
-
-
-def _statement_runner(connection, cursor, full_sql: str):
-    """SQLite: run statements written with ``%s`` as Django's cursor would, but with the
-    full batch's SQL turned into ``?`` placeholders once, not once a statement (Django
-    rewrites a statement's SQL each time it runs, a visible part of an import). While
-    queries are being recorded (``DEBUG``, as under ``make run``; a test counting them) each
-    statement is recorded with its placeholders: Django's own record quotes every value into
-    the SQL text, one ``SELECT QUOTE(…)`` per 999 values, which made a debug import half as
-    slow again and kept megabytes of SQL text per statement."""
-    sqlite_cursor = cursor.cursor
-    converted = {full_sql: sqlite_cursor.convert_query(full_sql)}
-
-    def execute(sql: str, params: list) -> None:
-        if sql not in converted:
-            converted[sql] = sqlite_cursor.convert_query(sql)
-        started = time.monotonic()
-        with connection.wrap_database_errors:
-            sqlite3.Cursor.execute(sqlite_cursor, converted[sql], params)
-        if connection.queries_logged:
-            connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
-
-    return execute
 
 
 def _sqlite_max_parameters(connection) -> int:
@@ -178,15 +185,24 @@ def _sqlite_max_parameters(connection) -> int:
 
 
 def _preparer(field: models.Field, connection):
-    """``field``'s preparation of a value for ``connection``; an empty JSON object (most
-    messages' attrs, most metadata) prepared once, not once a row."""
+    """``field``'s preparation of a value for ``connection``; an empty JSON object or list
+    (most messages' attrs, most metadata and diagnostics) prepared once, not once a row."""
     if isinstance(field, models.DateTimeField):
-        # A batch's rows share their dates (``insert_objects``, a revision's ``now``).
+        # A batch's rows share their dates (``insert_new``, a revision's ``now``).
         return lru_cache(maxsize=8)(partial(field.get_db_prep_save, connection=connection))
     if not isinstance(field, models.JSONField):
         return partial(field.get_db_prep_save, connection=connection)
-    empty = field.get_db_prep_save({}, connection)
-    return lambda value: empty if value == {} else field.get_db_prep_save(value, connection)
+    empty_object = field.get_db_prep_save({}, connection)
+    empty_list = field.get_db_prep_save([], connection)
+
+    def prepare(value):
+        if value == {} and isinstance(value, dict):
+            return empty_object
+        if value == [] and isinstance(value, list):
+            return empty_list
+        return field.get_db_prep_save(value, connection)
+
+    return prepare
 
 
 def _prepared(row: tuple, prepare) -> tuple:

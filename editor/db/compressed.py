@@ -103,6 +103,11 @@ class _CompressedField(models.Field):
             value = pack(self.to_text(value))
         return connection.Database.Binary(value)
 
+    def packed(self, value) -> bytes:
+        """``value`` as the column stores it: to write the same value into many rows, packed
+        once (a packed value is stored as it is)."""
+        return pack(self.to_text(value))
+
     def to_text(self, value) -> str:
         raise NotImplementedError
 

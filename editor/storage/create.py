@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from editor import formats, tokens
-from editor.db.bulk_insert import insert_objects, insert_rows
+from editor.db.bulk_insert import insert_new, insert_rows
 from editor.errors import (
     DuplicateExternalId,
     InvalidContent,
@@ -71,23 +71,25 @@ def create_transcripts(
             )
     # Counted in one batch (on the task worker, for an import): editor.tokens.
     counts = tokens.counts_for(dataset.pk, [(item.content.canonical, 1) for item in new])
-    transcripts = [
-        Transcript(
-            dataset=into or dataset,
-            title=item.title,
-            external_id=item.external_id,
-            metadata=item.metadata,
-            status=item.status,
-            created_by=author,
-            updated_by=author,
-            token_count=token_count,
-            token_counts=token_counts,
-            **content_fields(item.content),
-        )
-        for item, (token_count, token_counts) in zip(new, counts, strict=True)
-    ]
     with transaction.atomic():
-        insert_objects(transcripts)
+        transcripts = insert_new(
+            Transcript,
+            [
+                {
+                    "dataset": into or dataset,
+                    "title": item.title,
+                    "external_id": item.external_id,
+                    "metadata": item.metadata,
+                    "status": item.status,
+                    "created_by": author,
+                    "updated_by": author,
+                    "token_count": token_count,
+                    "token_counts": token_counts,
+                    **content_fields(item.content),
+                }
+                for item, (token_count, token_counts) in zip(new, counts, strict=True)
+            ],
+        )
         insert_messages(
             (
                 transcript.pk,
@@ -99,6 +101,7 @@ def create_transcripts(
         )
         now = timezone.now()
         author_id = None if author is None else author.pk
+        current = Revision._meta.get_field("snapshot").packed(Revision.CURRENT)
         insert_rows(
             Revision,
             ("transcript", "number", "kind", "author", "note", "snapshot", "created_at"),
@@ -109,7 +112,7 @@ def create_transcripts(
                     kind,
                     author_id,
                     note,
-                    Revision.CURRENT,
+                    current,
                     now,
                 )
                 for transcript, item in zip(transcripts, new, strict=True)

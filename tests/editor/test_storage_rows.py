@@ -126,6 +126,25 @@ def test_transcript_rows_hold_what_the_orm_would_store(dataset, curator):
     assert row.diagnostics == made.diagnostics and not made._state.adding
 
 
+def test_created_transcripts_are_their_rows_and_know_their_objects(
+    dataset, curator, django_assert_num_queries
+):
+    """The instances ``create_transcripts`` returns are made from the values inserted, not
+    read back: every column as the row holds it, the dataset and author at hand."""
+    canonical = formats.Transcript(spec="openchatml-2.2", messages=MESSAGES)
+    (made,) = create_transcripts(
+        dataset,
+        [NewTranscript(TranscriptContent.from_canonical(canonical), metadata={"k": [1]})],
+        author=curator,
+    )
+    row = Transcript.objects.get(pk=made.pk)
+    for field in Transcript._meta.concrete_fields:
+        assert getattr(made, field.attname) == getattr(row, field.attname), field.name
+    with django_assert_num_queries(0):
+        assert (made.dataset, made.created_by, made.updated_by) == (dataset, curator, curator)
+    assert made.revisions.get().snapshot == Revision.CURRENT
+
+
 @pytest.mark.parametrize("per_statement", [1, 3, 500])
 def test_many_rows_a_statement_keep_their_order_and_ids(
     dataset, curator, monkeypatch, per_statement
