@@ -1,7 +1,9 @@
 """The OpenAPI schema lists every route with its error responses; the docs page renders."""
 
+import ninja.main
 import pytest
 
+from api.api import api
 from editor.presentation.render_pages import RENDER_PAGE_MAX
 
 from .conftest import PREFIX
@@ -159,6 +161,18 @@ def schema(as_viewer):
     response = as_viewer.get("/openapi.json")
     assert response.status_code == 200
     return response.json()
+
+
+def test_the_document_is_built_once_per_process(as_viewer, monkeypatch):
+    """django-ninja builds the document again on each request (0.5 s): it is kept."""
+    built = []
+    build = ninja.main.get_schema
+    monkeypatch.setattr(ninja.main, "get_schema", lambda **kw: built.append(kw) or build(**kw))
+    monkeypatch.setattr(api, "_schemas", {})
+    first, second = as_viewer.get("/openapi.json"), as_viewer.get("/openapi.json")
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json() and first.json()["paths"]
+    assert len(built) == 1
 
 
 def test_every_route_is_listed_with_its_error_responses(schema):
