@@ -198,6 +198,22 @@ def test_bad_messages_get_a_clear_error(transcript, curator, messages, code):
     assert Transcript.objects.get(pk=transcript.pk).version == 1
 
 
+def test_short_fields_are_each_held_to_their_length(transcript, curator):
+    """Each field up to the limit is kept, however long they are together; the one past it
+    is named."""
+    at_limit = {"role": "user", "channel": "c" * 255, "recipient": "r" * 255, "name": "n" * 255}
+    saved = save_transcript(transcript, expected_version=1, author=curator, messages=[at_limit])
+    assert saved.canonical().messages[0].recipient == "r" * 255
+    with pytest.raises(InvalidContent, match="Message 1: recipient is longer") as caught:
+        save_transcript(
+            saved,
+            expected_version=2,
+            author=curator,
+            messages=[at_limit, {**at_limit, "recipient": "r" * 256}],
+        )
+    assert caught.value.code == "field-too-long"
+
+
 def test_bad_metadata_gets_a_clear_error(transcript, curator):
     with pytest.raises(InvalidContent) as caught:
         save_transcript(transcript, expected_version=1, author=curator, metadata=["x"])
