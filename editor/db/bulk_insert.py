@@ -35,8 +35,10 @@ def insert_new(model: type[models.Model], values: Sequence[dict]) -> list[models
     pk_at = concrete.index(model._meta.pk)
     fields = [f for f in concrete if not f.primary_key]
     now = timezone.now()
-    dated = [getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False) for f in fields]
-    plan = [(f.name, is_dated, f.get_default) for f, is_dated in zip(fields, dated, strict=True)]
+    plan = [
+        (f.name, getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False), f.get_default)
+        for f in fields
+    ]
     related = [(at, f) for at, f in enumerate(fields) if f.is_relation]
     rows = []
     for given in values:
@@ -196,9 +198,9 @@ def _preparer(field: models.Field, connection):
     empty_list = field.get_db_prep_save([], connection)
 
     def prepare(value):
-        if value == {} and isinstance(value, dict):
+        if value == {}:
             return empty_object
-        if value == [] and isinstance(value, list):
+        if value == []:
             return empty_list
         return field.get_db_prep_save(value, connection)
 

@@ -100,7 +100,7 @@ class _CompressedField(models.Field):
         if value is None:
             return None
         if not isinstance(value, bytes | memoryview):  # bytes: already packed
-            value = pack(self.to_text(value))
+            value = self.packed(value)
         return connection.Database.Binary(value)
 
     def packed(self, value) -> bytes:
