@@ -234,20 +234,7 @@ def export(request, slug: str, options: Query[StreamedExportQuery]):
         format=options.format,
         with_suggestions=options.with_suggestions,
     )
-    lines = export_dataset(
-        dataset,
-        spec=options.spec,
-        format=options.format,
-        statuses=options.status,
-        audience=options.audience,
-        with_annotations=options.with_annotations,
-        with_suggestions=options.with_suggestions,
-        preference_shape=options.preference_shape,
-        sources=options.sources or None,
-        convention=options.convention,
-        mask=options.mask,
-        over_context=options.over_context,
-    )
+    lines = export_dataset(dataset, **options.export_options())
     body = lines.with_summary_line() if options.summary else lines
     response = StreamingHttpResponse(
         in_pieces(body), content_type="application/x-ndjson; charset=utf-8"

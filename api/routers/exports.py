@@ -40,20 +40,7 @@ def _visible_export(user, pk: int) -> ExportTask:
 def start_export(request, slug: str, options: PreparedExportQuery):
     dataset = visible_dataset(request.auth, slug)
     task = start_export_task(
-        dataset,
-        request.auth,
-        spec=options.spec,
-        format=options.format,
-        statuses=options.status,
-        audience=options.audience,
-        with_annotations=options.with_annotations,
-        with_suggestions=options.with_suggestions,
-        file_format=options.file_format,
-        preference_shape=options.preference_shape,
-        sources=options.sources or None,
-        convention=options.convention,
-        mask=options.mask,
-        over_context=options.over_context,
+        dataset, request.auth, file_format=options.file_format, **options.export_options()
     )
     return Status(202, task)
 

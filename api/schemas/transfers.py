@@ -100,6 +100,22 @@ class DatasetExportQuery(Schema):
         "`context_length` loss.",
     )
 
+    def export_options(self) -> dict:
+        """The options as ``export_dataset`` and ``start_export_task`` take them."""
+        return {
+            "spec": self.spec,
+            "format": self.format,
+            "statuses": self.status,
+            "audience": self.audience,
+            "with_annotations": self.with_annotations,
+            "with_suggestions": self.with_suggestions,
+            "preference_shape": self.preference_shape,
+            "sources": self.sources or None,
+            "convention": self.convention,
+            "mask": self.mask,
+            "over_context": self.over_context,
+        }
+
 
 class PreparedExportQuery(DatasetExportQuery):
     file_format: Literal[FILE_FORMATS] = Field(
