@@ -17,7 +17,8 @@ worker) and one ``manage.py task_worker`` in processes of their own. The upload 
 - the floor it is compared with, measured in the same run: ``json.loads`` of every line and
   one ``executemany`` of the same message rows (transcript, index, role, channel, content)
   into a fresh table of a scratch SQLite file; on PostgreSQL also one ``COPY`` of those rows
-  into a fresh table of the benchmark's database — and the import's ratio to it.
+  into a fresh table of the benchmark's database — after each round, the median of
+  ``FLOOR_RUNS`` measurements (their spread printed), and the import's ratio to it.
 
 Each database imports ``ROUNDS`` times (a fresh dataset each time), so one run shows the
 spread; ``OCM_BENCH_IMPORT_PYSPY=FOLDER`` records the worker with py-spy during the first
@@ -35,6 +36,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +51,9 @@ ROUNDS = int(os.environ.get("OCM_BENCH_IMPORT_ROUNDS", "2"))
 POLL_SECONDS = 0.05  # each poll costs the web worker CPU the import needs on two cores
 IDLE_SECONDS = 3
 TIMEOUT_SECONDS = 300
+# The floor takes a few tenths of a second, and one measurement of it moved by half within a
+# run on a loaded machine: each round's ratio is to the median of several.
+FLOOR_RUNS = 3
 
 
 def run() -> None:
@@ -334,13 +339,19 @@ def _child() -> None:
                 row = ImportTask.objects.get(pk=task_id)
                 pickup = (row.started_at - row.created_at).total_seconds()
                 ran = (row.finished_at - row.started_at).total_seconds()
-                floor = (
+                floors = [
                     sqlite_floor(lines, rows, folder)
                     if database == "SQLite"
                     else postgres_floor(lines, rows)
-                )
+                    for _ in range(FLOOR_RUNS)
+                ]
+                floor = statistics.median(floors)
                 sqlite_floor_too = (
-                    floor if database == "SQLite" else sqlite_floor(lines, rows, folder)
+                    floor
+                    if database == "SQLite"
+                    else statistics.median(
+                        sqlite_floor(lines, rows, folder) for _ in range(FLOOR_RUNS)
+                    )
                 )
                 memory = memory_kb(stack.worker.pid)
                 print(
@@ -359,7 +370,9 @@ def _child() -> None:
                     "json.loads + executemany" if database == "SQLite" else "json.loads + COPY"
                 )
                 print(
-                    f"           floor ({floor_label}) {floor:.2f} s -> {waited / floor:.1f}x;"
+                    f"           floor ({floor_label}, median of {FLOOR_RUNS}:"
+                    f" {min(floors):.2f}-{max(floors):.2f} s) {floor:.2f} s"
+                    f" -> {waited / floor:.1f}x;"
                     f" SQLite json.loads + executemany {sqlite_floor_too:.2f} s"
                     f" -> {waited / sqlite_floor_too:.1f}x;  worker memory idle"
                     f" {idle / 1024:.0f} MB, peak {memory['VmHWM'] / 1024:.0f} MB",
