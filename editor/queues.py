@@ -276,7 +276,13 @@ def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
     raise DomainError("Too many claims at once; try again.", code="claim-contention")
 
 
-def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
+def has_open_item(queue: ReviewQueue, user) -> bool:
+    """Whether ``user`` could claim an item of ``queue`` now (one they hold aside)."""
+    return _open_items(queue, user).exists()
+
+
+def _open_items(queue: ReviewQueue, user):
+    """The items with a free place that ``user`` has not worked on, in queue order."""
     worked_on = QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user).exclude(
         state=AssignmentState.EXPIRED
     )
@@ -286,13 +292,17 @@ def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
         .annotate(n=Count("pk"))
         .values("n")
     )
-    items = (
+    return (
         QueueItem.objects.filter(queue=queue)
         .exclude(Exists(worked_on))
         .alias(taken=Coalesce(Subquery(places), 0))
         .filter(taken__lt=queue.overlap)
         .order_by("position")
     )
+
+
+def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
+    items = _open_items(queue, user)
     if connection.features.has_select_for_update_skip_locked:
         items = items.select_for_update(skip_locked=True, of=("self",))
     return items.select_related("transcript").first()

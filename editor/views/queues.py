@@ -52,7 +52,10 @@ def _workspace_context(request, queue: ReviewQueue, assignment: QueueAssignment 
             item__queue=queue, annotator=request.user, state=AssignmentState.REJECTED
         ).select_related("item__transcript"),
     }
-    if assignment is not None:
+    if assignment is None:
+        # Said before Start is pressed, not only after: a finished annotator is told so.
+        context["nothing_left"] = not queues.has_open_item(queue, request.user)
+    else:
         transcript = assignment.item.transcript
         context["questions"] = suggestions.with_suggestions(
             transcript,

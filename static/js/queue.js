@@ -141,9 +141,11 @@
   // --- the workspace: focus on the answer panel -------------------------------------------------
   // On load and after each item (a submit or a skip swaps the workspace), the focus goes to the
   // answer panel: Submit is the next Tab stop, and the number keys answer from there.
-  // Without an item, the focus goes to the Start button (Enter takes the next item).
+  // Without an item, the focus goes to the Start button (Enter takes the next item), or to
+  // Check again once nothing is left.
   function focusPanel(always) {
-    const panel = byId("answer-panel") || document.querySelector("#queue-workspace [data-action='start']");
+    const panel = byId("answer-panel")
+      || document.querySelector("#queue-workspace :is([data-action='start'], [data-action='check-again'])");
     if (!panel) return;
     const active = document.activeElement;
     const elsewhere = active && active !== document.body && active.isConnected && !panel.contains(active);

@@ -64,6 +64,25 @@ def test_the_annotator_starts_works_and_submits_without_a_reload(client, queue, 
     assert Transcript.objects.get(pk=assignment.item.transcript_id).status == Status.IN_REVIEW
 
 
+def test_an_annotator_with_nothing_left_is_told_so_before_pressing_start(
+    client, queue, annotator, curator
+):
+    client.force_login(annotator)
+    queues.submit(queues.claim_next(queue, annotator), annotator)
+    last = queues.claim_next(queue, annotator)
+    # The last submit swaps the finished state in, with what was done.
+    after = client.post(f"/assignments/{last.pk}/submit/", headers=HX).content.decode()
+    assert "Nothing left to do" in after and 'data-testid="queue-done"' in after
+    page = client.get(f"/queues/{queue.pk}/").content.decode()
+    assert 'data-testid="queue-done"' in page and "2 done by you" in page
+    assert 'data-action="check-again"' in page and 'data-action="start"' not in page
+    assert 'href="/datasets/support-chats/"' in page
+    # A queue with an item to take offers Start.
+    other = queues.create_queue(queue.dataset, [last.item.transcript], name="More", author=curator)
+    page = client.get(f"/queues/{other.pk}/").content.decode()
+    assert 'data-action="start"' in page and 'data-testid="queue-done"' not in page
+
+
 def test_viewers_and_outsiders_cannot_work(client, queue, viewer, outsider):
     client.force_login(viewer)
     assert client.get(f"/queues/{queue.pk}/").status_code == 403
