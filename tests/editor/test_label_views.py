@@ -3,8 +3,11 @@ on selected text, removing one's own tag; per role."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from editor.labels import create_label_schema
 from editor.models import Annotation
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
@@ -47,6 +50,31 @@ def test_assistant_messages_carry_their_questions_and_tags(client, transcript, a
         'data-question="correct"'
         not in client.get(f"/transcripts/{transcript.pk}/").content.decode()
     )
+
+
+def test_questions_about_the_whole_transcript_are_under_their_schema_once_there_are_two(
+    client, transcript, annotator, curator
+):
+    topic = {
+        "key": "topic",
+        "kind": "choice",
+        "prompt": "What is it about?",
+        "options": [
+            {"value": "billing", "label": "Billing", "key": "1"},
+            {"value": "bug", "label": "A bug", "key": "2"},
+        ],
+    }
+    create_label_schema(transcript.dataset, author=curator, name="Triage", questions=[topic])
+    client.force_login(annotator)
+    html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
+    assert html.count('data-question="topic"') == 1 and 'class="schema-name"' not in html
+    # A second schema asking alike: each question under the name of the schema asking it.
+    create_label_schema(transcript.dataset, author=curator, name="Audit", questions=[topic])
+    html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
+    names = re.findall(r'<h3 class="schema-name"[^>]*>([^<]*)</h3>', html)
+    assert sorted(names) == ["Audit", "Triage"]
+    under_each = re.split(r'<h3 class="schema-name"', html)[1:]
+    assert [part.count('data-question="topic"') for part in under_each] == [1, 1]
 
 
 def test_answer_a_message_question(client, transcript, annotator, schema):
