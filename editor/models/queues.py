@@ -5,12 +5,44 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import (
+    Count,
+    F,
+    OuterRef,
     Q,
+    Subquery,
 )
+from django.db.models.functions import Coalesce
 
 from editor.models.datasets import Dataset
 from editor.models.labels import LabelSchema
 from editor.models.transcripts import Transcript
+
+
+class ReviewQueueQuerySet(models.QuerySet):
+    def with_progress(self) -> ReviewQueueQuerySet:
+        """Each queue with ``item_count``, ``answers_needed`` (items times overlap) and
+        ``answers_done`` (assignments submitted or approved), one subquery each."""
+
+        items = (
+            QueueItem.objects.filter(queue=OuterRef("pk"))
+            .order_by()
+            .values("queue")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        done = (
+            QueueAssignment.objects.filter(
+                item__queue=OuterRef("pk"),
+                state__in=(AssignmentState.SUBMITTED, AssignmentState.APPROVED),
+            )
+            .order_by()
+            .values("item__queue")
+            .annotate(n=Count("pk"))
+            .values("n")
+        )
+        return self.annotate(
+            item_count=Coalesce(Subquery(items), 0), answers_done=Coalesce(Subquery(done), 0)
+        ).annotate(answers_needed=F("item_count") * F("overlap"))
 
 
 class ReviewQueue(models.Model):
@@ -36,6 +68,8 @@ class ReviewQueue(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ReviewQueueQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -83,6 +83,15 @@ def test_an_annotator_with_nothing_left_is_told_so_before_pressing_start(
     assert 'data-action="start"' in page and 'data-testid="queue-done"' not in page
 
 
+def test_the_dataset_page_counts_each_queues_work_done(client, queue, annotator, curator):
+    queues.submit(queues.claim_next(queue, annotator), annotator)
+    queues.claim_next(queue, curator)  # held, not done
+    client.force_login(curator)
+    html = client.get("/datasets/support-chats/sections/queues/").content.decode()
+    assert "2 items, 1 annotator each" in html
+    assert '<span data-testid="queue-done-count">1 of 2 done</span>' in html
+
+
 def test_viewers_and_outsiders_cannot_work(client, queue, viewer, outsider):
     client.force_login(viewer)
     assert client.get(f"/queues/{queue.pk}/").status_code == 403
