@@ -170,9 +170,7 @@ def _head_context(dataset: Dataset) -> dict:
 def _queues_context(dataset: Dataset) -> dict:
     return {
         "dataset": dataset,
-        "queues": list(
-            dataset.queues.with_progress().prefetch_related("schemas__current_version")
-        ),
+        "queues": list(dataset.queues.with_progress().prefetch_related("schemas__current_version")),
         # what a new queue may ask (the queue form's choice)
         "label_schemas": list(dataset.label_schemas.active().with_current_version())
         if dataset.user_can_curate
