@@ -14,6 +14,7 @@ from .specs import get_codec
 BOM = "\ufeff"
 WHITESPACE = " \t\r\n"
 STRAY_TEXT = "W-PARSE-STRAY-TEXT"
+EMPTY = "E-PARSE-EMPTY"
 
 
 class ParseResult(NamedTuple):
@@ -33,7 +34,10 @@ def parse(text: str, spec: str | None = None, *, strict: bool = False) -> ParseR
             transcript = Transcript(spec="unknown")
             return _finish(transcript, sink.items, strict)
     transcript = get_codec(spec).parse(text, sink)
-    return _finish(transcript, _without_bom_warning(text, transcript, sink.items), strict)
+    diagnostics = _without_bom_warning(text, transcript, sink.items)
+    if not transcript.messages:
+        diagnostics = _naming_the_spec_it_reads_as(text, spec, diagnostics)
+    return _finish(transcript, diagnostics, strict)
 
 
 def parse_read(text: str, document: Any, spec: str) -> ParseResult:
@@ -58,6 +62,22 @@ def _without_bom_warning(
     if first is None or text[: first.start].strip(BOM + WHITESPACE):
         return diagnostics
     return [d for d in diagnostics if not (d.code == STRAY_TEXT and d.offset == 0)]
+
+
+def _naming_the_spec_it_reads_as(
+    text: str, spec: str, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """No message read under the ``spec`` given: when the text reads as another spec (the
+    wrong one picked, the commonest cause), the ``E-PARSE-EMPTY`` says which."""
+    other = detect(text)
+    if other is None or other == spec:
+        return diagnostics
+    return [
+        replace(d, message=f"{d.message}; the text reads as {other}: parse it with that spec")
+        if d.code == EMPTY
+        else d
+        for d in diagnostics
+    ]
 
 
 def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool) -> ParseResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from editor.formats import detect
+from editor.formats import detect, parse
 
 from .conftest import spec_samples
 
@@ -98,3 +98,24 @@ def test_large_input_is_fast():
     began = time.perf_counter()
     assert detect(text) == "openchatml-2.0"
     assert time.perf_counter() - began < 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "given", "reads_as"),
+    [
+        ("<|im_start|>user\nHi<|im_end|>", "chatml", "openchatml-0.1"),
+        ('[{"role": "user", "content": "Hi"}]', "harmony", "openai-messages"),
+        ("<|role|>user<|content|>Hi<|end_turn|>", "openchatml-0.1", "mms-tokens"),
+    ],
+)
+def test_no_message_under_the_spec_given_names_the_spec_the_text_reads_as(text, given, reads_as):
+    result = parse(text, spec=given)
+    assert result.transcript.messages == []
+    (empty,) = [d for d in result.diagnostics if d.code == "E-PARSE-EMPTY"]
+    assert empty.message.endswith(f"; the text reads as {reads_as}: parse it with that spec")
+    assert parse(text, spec=reads_as).transcript.messages  # and it does
+
+
+def test_no_message_in_a_text_of_no_spec_says_nothing_more():
+    (empty,) = [d for d in parse("", spec="chatml").diagnostics if d.code == "E-PARSE-EMPTY"]
+    assert "reads as" not in empty.message
