@@ -11,7 +11,7 @@ from editor.labels import create_label_schema
 from editor.models import Annotation
 from editor.storage.create import create_transcript
 from tests.editor.samples import conversation
-from tests.support.label_questions import message_schema
+from tests.support.label_questions import TOPIC, message_schema
 
 pytestmark = pytest.mark.django_db
 HX = {"HX-Request": "true"}
@@ -55,21 +55,12 @@ def test_assistant_messages_carry_their_questions_and_tags(client, transcript, a
 def test_questions_about_the_whole_transcript_are_under_their_schema_once_there_are_two(
     client, transcript, annotator, curator
 ):
-    topic = {
-        "key": "topic",
-        "kind": "choice",
-        "prompt": "What is it about?",
-        "options": [
-            {"value": "billing", "label": "Billing", "key": "1"},
-            {"value": "bug", "label": "A bug", "key": "2"},
-        ],
-    }
-    create_label_schema(transcript.dataset, author=curator, name="Triage", questions=[topic])
+    create_label_schema(transcript.dataset, author=curator, name="Triage", questions=[TOPIC])
     client.force_login(annotator)
     html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
     assert html.count('data-question="topic"') == 1 and 'class="schema-name"' not in html
     # A second schema asking alike: each question under the name of the schema asking it.
-    create_label_schema(transcript.dataset, author=curator, name="Audit", questions=[topic])
+    create_label_schema(transcript.dataset, author=curator, name="Audit", questions=[TOPIC])
     html = client.get(f"/transcripts/{transcript.pk}/", {"audience": "annotator"}).content.decode()
     names = re.findall(r'<h3 class="schema-name"[^>]*>([^<]*)</h3>', html)
     assert sorted(names) == ["Audit", "Triage"]

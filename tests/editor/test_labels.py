@@ -9,17 +9,10 @@ from editor import labels
 from editor.errors import NotAllowed
 from editor.labels import InvalidAnswer, InvalidLabelSchema, parse_definition
 from editor.models import LabelSchemaVersion
+from tests.support.label_questions import TOPIC
 
 QUESTIONS = [
-    {
-        "key": "topic",
-        "kind": "choice",
-        "prompt": "What is it about?",
-        "options": [
-            {"value": "billing", "label": "Billing", "key": "1"},
-            {"value": "bug", "label": "A bug", "key": "2"},
-        ],
-    },
+    TOPIC,
     {
         "key": "issues",
         "kind": "multi_choice",

@@ -1,5 +1,6 @@
-"""Label questions the tests share: ``CORRECT``, a choice about each assistant message
-("Is this answer correct?", yes / no on keys 1 and 2), asked on the transcript page
+"""Label questions the tests share: ``TOPIC``, a choice about the whole transcript, and
+``CORRECT``, a choice about each assistant message ("Is this answer correct?", yes / no on
+keys 1 and 2), asked on the transcript page
 (tests/editor/test_label_views.py) and suggested by a judge (tests/browser/test_suggestions.py,
 tests/editor/test_message_judges.py)."""
 
@@ -16,6 +17,18 @@ CORRECT = {
     "options": [
         {"value": "yes", "label": "Correct", "key": "1"},
         {"value": "no", "label": "Wrong", "key": "2"},
+    ],
+}
+
+
+# A choice about the whole transcript (keys 1 and 2).
+TOPIC = {
+    "key": "topic",
+    "kind": "choice",
+    "prompt": "What is it about?",
+    "options": [
+        {"value": "billing", "label": "Billing", "key": "1"},
+        {"value": "bug", "label": "A bug", "key": "2"},
     ],
 }
 
