@@ -35,6 +35,7 @@ from editor.models import (
     WebhookEndpoint,
 )
 from tests.browser.conftest import settled
+from tests.support.label_questions import TOPIC
 
 PASSWORD = "a-long-test-password"
 VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
@@ -78,15 +79,7 @@ def world(transactional_db) -> World:
         author=curator,
         name="Quality",
         questions=[
-            {
-                "key": "topic",
-                "kind": "choice",
-                "prompt": "What is it about?",
-                "options": [
-                    {"value": "billing", "label": "Billing", "key": "1"},
-                    {"value": "bug", "label": "A bug", "key": "2"},
-                ],
-            },
+            TOPIC,
             {
                 "key": "issues",
                 "kind": "multi_choice",
