@@ -61,6 +61,19 @@ def test_my_queues_count_what_is_left_for_me(dataset, curator, annotator, django
     assert queues.my_work(viewer)["queues"] == []
 
 
+def test_a_queue_i_have_finished_says_so_on_the_dashboard(client, dataset, curator, annotator):
+    finished = make_queue(dataset, curator, "Finished", items=1)
+    queues.submit(queues.claim_next(finished, annotator), annotator)
+    make_queue(dataset, curator, "Open", items=2)
+    client.force_login(annotator)
+    page = client.get("/").content.decode()
+    rows = {
+        name: page.split(f">{name}</a>", 1)[1].split("</li>", 1)[0] for name in ("Finished", "Open")
+    }
+    assert "nothing left for you" in rows["Finished"] and "to do" not in rows["Finished"]
+    assert "2 to do" in rows["Open"]
+
+
 def test_returned_items_and_reviews_waiting(client, dataset, curator, annotator, reviewer):
     queue = make_queue(dataset, curator, "Tone", items=2)
     first = queues.claim_next(queue, annotator)
