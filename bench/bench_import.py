@@ -13,7 +13,8 @@ worker) and one ``manage.py task_worker`` in processes of their own. The upload 
   the worker's run (``finished_at`` less ``started_at``: reading, parsing, checking, writing,
   the report), and what is left (the commit becoming visible to the poll, the poll's period);
 - the task worker's peak memory (``VmHWM`` of ``/proc/<pid>/status``) and its memory before
-  the import;
+  the import, and those of its import helper process (``editor.importing.preparing``), with
+  the CPU time of each;
 - the floor it is compared with, measured in the same run: ``json.loads`` of every line and
   one ``executemany`` of the same message rows (transcript, index, role, channel, content)
   into a fresh table of a scratch SQLite file; on PostgreSQL also one ``COPY`` of those rows
@@ -177,6 +178,17 @@ def memory_kb(pid: int) -> dict[str, int]:
     return fields
 
 
+def helper_pids(pid: int) -> list[int]:
+    """The import helper process(es) of the task worker ``pid`` (``editor.importing.
+    preparing``): its children started by ``multiprocessing``'s spawn."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children += [int(child) for child in (task / "children").read_text().split()]
+    return [
+        child for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+    ]
+
+
 def cpu_seconds(pid: int) -> float:
     """User and system CPU time a process has used (``/proc/<pid>/stat``): what survives the
     machine's load, where wall time does not."""
@@ -311,9 +323,13 @@ def _child() -> None:
             cpu_before = cpu_seconds(stack.worker.pid)
             time.sleep(IDLE_SECONDS)
             idle_cpu = (cpu_seconds(stack.worker.pid) - cpu_before) / IDLE_SECONDS
+            # Started with the worker, in the background (``preparing.warm_up``).
+            helper_idle = sum(
+                memory_kb(helper)["VmRSS"] for helper in helper_pids(stack.worker.pid)
+            )
             print(
                 f"  idle task worker: {idle_cpu * 100:.1f} % of a core (its poll),"
-                f" {idle / 1024:.0f} MB",
+                f" {idle / 1024:.0f} MB; its import helper {helper_idle / 1024:.0f} MB",
                 flush=True,
             )
             for round_number in range(ROUNDS):
@@ -323,6 +339,8 @@ def _child() -> None:
                 if pyspy_folder and round_number == 0:
                     profiler = _start_pyspy(stack.worker.pid, Path(pyspy_folder), database)
                 worker_cpu = cpu_seconds(stack.worker.pid)
+                helpers = helper_pids(stack.worker.pid)
+                helper_cpu = sum(cpu_seconds(helper) for helper in helpers)
                 web_cpu = cpu_seconds(stack.web_worker_pid())
                 started = time.perf_counter()
                 task_id = post_import(client, slug, source)
@@ -330,6 +348,8 @@ def _child() -> None:
                 task, last_get = wait_until_ended(client, task_id)
                 waited = time.perf_counter() - started
                 worker_cpu = cpu_seconds(stack.worker.pid) - worker_cpu
+                helpers = helper_pids(stack.worker.pid)
+                helper_cpu = sum(cpu_seconds(helper) for helper in helpers) - helper_cpu
                 web_cpu = cpu_seconds(stack.web_worker_pid()) - web_cpu
                 if profiler is not None:
                     profiler.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
@@ -354,6 +374,7 @@ def _child() -> None:
                     )
                 )
                 memory = memory_kb(stack.worker.pid)
+                helper_peak = sum(memory_kb(helper)["VmHWM"] for helper in helpers)
                 print(
                     f"  round {round_number + 1}: {task['report']['counts']['created']:,}"
                     f" transcripts ({size / 1e6:.1f} MB)  POST -> succeeded {waited:5.2f} s"
@@ -363,7 +384,8 @@ def _child() -> None:
                     flush=True,
                 )
                 print(
-                    f"           CPU: task worker {worker_cpu:.2f} s, web worker {web_cpu:.2f} s",
+                    f"           CPU: task worker {worker_cpu:.2f} s, its import helper"
+                    f" {helper_cpu:.2f} s, web worker {web_cpu:.2f} s",
                     flush=True,
                 )
                 floor_label = (
@@ -375,7 +397,8 @@ def _child() -> None:
                     f" -> {waited / floor:.1f}x;"
                     f" SQLite json.loads + executemany {sqlite_floor_too:.2f} s"
                     f" -> {waited / sqlite_floor_too:.1f}x;  worker memory idle"
-                    f" {idle / 1024:.0f} MB, peak {memory['VmHWM'] / 1024:.0f} MB",
+                    f" {idle / 1024:.0f} MB, peak {memory['VmHWM'] / 1024:.0f} MB; its import"
+                    f" helper's peak {helper_peak / 1024:.0f} MB",
                     flush=True,
                 )
             client.close()

@@ -307,6 +307,12 @@ OCM_TASK_MAX_ATTEMPTS = int(os.environ.get("OCM_TASK_MAX_ATTEMPTS", "2"))
 # django-tasks-db's own default is 1 s. An idle worker's CPU, measured: 0.4 % of a core
 # polling every 1 s, 1.4 % every 0.2 s, 2.6 % every 0.1 s (docs/performance.md).
 OCM_TASK_POLL_SECONDS = float(os.environ.get("OCM_TASK_POLL_SECONDS", "0.2"))
+# An import of a source this large (bytes) parses and checks its items in a helper process
+# while it writes them (editor.importing.preparing): two cores at work instead of one. The
+# helper is started once per process (the task worker starts it with itself) and holds about
+# 100 MB; OCM_IMPORT_HELPER=false keeps every import in one process.
+OCM_IMPORT_HELPER = env_bool("OCM_IMPORT_HELPER", True)
+OCM_IMPORT_HELPER_MIN_BYTES = int(os.environ.get("OCM_IMPORT_HELPER_MIN_BYTES", str(4 * 1024**2)))
 # Uploaded files wait here for their import task: a folder every web and task worker
 # reads (a shared volume when they run on several machines).
 OCM_UPLOAD_DIR = Path(os.environ.get("OCM_UPLOAD_DIR") or BASE_DIR / "var" / "uploads")

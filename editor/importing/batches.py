@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, router, transaction
 
+from editor import search, tokens
 from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
-from editor.importing.preference import paired, record_imported_pair
+from editor.importing.preference import record_imported_pair
+from editor.importing.preparing import Admitted, Prepared, helps, prepared_in_order
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
-from editor.models import Dataset, RevisionKind, Status, Transcript
-from editor.storage.content import TITLE_LENGTH, TranscriptContent, check_storable
+from editor.models import Dataset, RevisionKind, Transcript
 from editor.storage.create import NewTranscript, create_transcripts
 from editor.storage.save import save_transcript
 
@@ -110,10 +111,13 @@ class Importer:
         """Batches of (item, prepared transcript), read and checked."""
         batch: list[tuple[ImportItem, NewTranscript]] = []
         batch_bytes = 0
-        for candidate in candidates:
-            item = ImportItem(candidate.location, external_id=candidate.external_id)
-            self.report.items.append(item)
-            new = self._prepare(candidate, item)
+        for item, candidate, prepared in prepared_in_order(
+            self._admitted(candidates),
+            self.keeps_status,
+            helper=self._helped(),
+            spans=search.backend(router.db_for_write(Transcript)).writes_own_index,
+        ):
+            new = self._outcome(item, prepared)
             rejected = not self.partial and self.report.failed > 0
             if new is None or rejected:
                 if rejected and self.report.failed >= limits.MAX_REPORTED_FAILURES:
@@ -128,47 +132,41 @@ class Importer:
         if batch and (self.partial or not self.report.failed):
             yield batch
 
+    def _admitted(self, candidates: Iterable[Candidate]) -> Iterator[Admitted]:
+        """Each item as it is read, in the report, with why it is refused before any parse
+        (unreadable, or its id seen before in this import), or None."""
+        for candidate in candidates:
+            item = ImportItem(candidate.location, external_id=candidate.external_id)
+            self.report.items.append(item)
+            refusal = None
+            if candidate.error:
+                refusal = (candidate.error, candidate.error_code)
+            elif candidate.external_id:
+                first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
+                if first_seen != candidate.location:
+                    refusal = (
+                        f"id {candidate.external_id!r} already used at {first_seen}",
+                        "duplicate-external-id",
+                    )
+            yield item, candidate, refusal
+
+    def _helped(self) -> bool:
+        """Whether the items are prepared in the helper process (``preparing``)."""
+        return helps(self.report.bytes_total, tokens.setting_of(self.dataset.pk) is not None)
+
     def _report_progress(self) -> None:
         if self.progress is not None:
             self.progress(self.report)
 
-    def _prepare(self, candidate: Candidate, item: ImportItem) -> NewTranscript | None:
-        """Parse and check one item; None (the item marked failed) when it is unreadable."""
-        if candidate.error:
-            return self._fail(item, candidate.error, candidate.error_code)
-        if candidate.external_id:
-            first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
-            if first_seen != candidate.location:
-                return self._fail(
-                    item,
-                    f"id {candidate.external_id!r} already used at {first_seen}",
-                    "duplicate-external-id",
-                )
-        try:
-            content = TranscriptContent.from_text(candidate.text, candidate.spec)
-            item.spec = content.spec
-            item.error_count = content.error_count
-            item.warning_count = content.warning_count
-            if content.is_unreadable() and not candidate.empty:
-                return self._fail(
-                    item, f"no message could be read: {content.first_error()}", "no-messages"
-                )
-            new = paired(
-                NewTranscript(
-                    content,
-                    title=candidate.title or default_title(content, candidate.fallback_title),
-                    metadata=candidate.metadata,
-                    external_id=candidate.external_id,
-                    status=(self.keeps_status and candidate.status) or Status.DRAFT,
-                ),
-                candidate.preference,
-            )
-            check_storable(
-                content, title=new.title, metadata=new.metadata, external_id=new.external_id
-            )
-        except DomainError as error:
-            return self._fail(item, error.message, error.code)
-        return new
+    def _outcome(self, item: ImportItem, prepared: Prepared) -> NewTranscript | None:
+        """The transcript to write for ``item``; None (the item marked failed) when it is
+        unreadable."""
+        item.spec = prepared.spec or None
+        item.error_count = prepared.error_count
+        item.warning_count = prepared.warning_count
+        if prepared.failure is not None:
+            return self._fail(item, *prepared.failure)
+        return prepared.new
 
     def _fail(self, item: ImportItem, message: str, code: str) -> None:
         self.report.record(item, Action.FAILED, message)
@@ -250,7 +248,7 @@ class Importer:
             )
             return
         if (
-            new.content.same_as(current)
+            new.parsed().same_as(current)
             and new.title == current.title
             and new.metadata == current.metadata
         ):
@@ -264,8 +262,8 @@ class Importer:
                 current,
                 expected_version=current.version,
                 author=self.author,
-                text=new.content.source_text,
-                spec=new.content.spec,
+                text=new.parsed().source_text,
+                spec=new.parsed().spec,
                 title=new.title,
                 metadata=new.metadata,
                 note=self.notes[Action.UPDATED],
@@ -282,17 +280,3 @@ def revision_notes(tag: str = "") -> dict[str, str]:
     in them (a task's ``import 12``), which is how the transcripts it wrote are found again."""
     notes = {Action.CREATED: "imported", Action.UPDATED: "re-imported"}
     return {action: f"{note} ({tag})" if tag else note for action, note in notes.items()}
-
-
-def default_title(content: TranscriptContent, fallback: str) -> str:
-    """The header's title, else the file name, else the first line of the first user message."""
-    header_title = content.canonical.header.get("title")
-    if isinstance(header_title, str) and header_title.strip():
-        return header_title.strip()[:TITLE_LENGTH]
-    if fallback:
-        return fallback[:TITLE_LENGTH]
-    for message in content.canonical.messages:
-        if message.role == "user" and message.content.strip():
-            first_line = message.content.strip().splitlines()[0]
-            return first_line if len(first_line) <= 80 else first_line[:79] + "…"
-    return ""

@@ -116,7 +116,7 @@ def record_imported_pair(transcript: Transcript, new: NewTranscript, author) -> 
     if pair is None:
         return
     index = pair["message_index"]
-    prompt = [message_dict(m, transcript.spec) for m in new.content.canonical.messages[:index]]
+    prompt = [message_dict(m, transcript.spec) for m in new.parsed().canonical.messages[:index]]
     Alternative.objects.bulk_create(
         [
             Alternative(

@@ -65,6 +65,7 @@ def _candidates(
     shape: str | None = None,
 ) -> Iterator[Candidate]:
     if isinstance(source, bytes):
+        report.bytes_total = len(source)
         source = io.BytesIO(source)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -83,7 +84,8 @@ def _candidates(
     else:
         stream = source
         name = name or _file_name(stream)
-        report.bytes_total = getattr(stream, "size", None)
+        if report.bytes_total is None:
+            report.bytes_total = getattr(stream, "size", None)
     head = _peek(stream, len(ZIP_MAGIC)) if kind == Kind.AUTO else b""
     if kind == Kind.ZIP or (kind == Kind.AUTO and head.startswith(ZIP_MAGIC)):
         return read_zip(_open_zip(stream, opened), name, report, spec)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, router, transaction
 from django.utils import timezone
 
-from editor import formats, tokens
+from editor import formats, search, tokens
 from editor.db.bulk_insert import insert_new, insert_rows
 from editor.errors import (
     DuplicateExternalId,
@@ -17,6 +17,7 @@ from editor.errors import (
 )
 from editor.models import (
     Dataset,
+    Message,
     Revision,
     RevisionKind,
     Status,
@@ -28,19 +29,56 @@ from editor.storage.content import (
     check_note,
     check_storable,
 )
-from editor.storage.message_rows import insert_messages
+from editor.storage.message_rows import message_values, write_message_rows
 from editor.storage.save import content_fields, require
 
 BATCH_SIZE = 500
 
 
 @dataclass
+class StoredRows:
+    """A new transcript's content as the rows ``create_transcripts`` writes: the Transcript
+    columns it fills (``content_fields``) and its Message rows (``message_values``). Plain
+    values, made before the writing, possibly by another process (``editor.importing.
+    preparing``) which sends them instead of the parse, whose objects cost more to send than
+    to make again."""
+
+    fields: dict
+    messages: list[tuple]
+    texts: list[tuple[str, str | None]]
+
+    @classmethod
+    def of(cls, content: TranscriptContent, spans: bool) -> StoredRows:
+        """``spans``: the rows point into the source text (``message_values``)."""
+        messages, texts = message_values(
+            content.spec, content.canonical.messages, content.source_text, spans
+        )
+        return cls(content_fields(content), messages, texts)
+
+
+@dataclass
 class NewTranscript:
-    content: TranscriptContent
+    """A transcript to create: its content parsed here, or only its ``stored`` rows (made
+    elsewhere; the content is parsed again from their source text if anyone asks for it:
+    ``parsed``)."""
+
+    content: TranscriptContent | None
     title: str = ""
     metadata: dict = field(default_factory=dict)
     external_id: str = ""
     status: str = Status.DRAFT
+    stored: StoredRows | None = None
+
+    def parsed(self) -> TranscriptContent:
+        if self.content is None:
+            fields = self.stored.fields
+            self.content = TranscriptContent.from_text(fields["source_text"], fields["spec"])
+        return self.content
+
+    def rows(self, spans: bool) -> StoredRows:
+        if self.stored is None:
+            self.stored = StoredRows.of(self.content, spans)
+        return self.stored
 
 
 def create_transcripts(
@@ -64,13 +102,20 @@ def create_transcripts(
     if not checked:
         for item in new:
             check_storable(
-                item.content,
+                item.parsed(),
                 title=item.title,
                 metadata=item.metadata,
                 external_id=item.external_id,
             )
     # Counted in one batch (on the task worker, for an import): editor.tokens.
-    counts = tokens.counts_for(dataset.pk, [(item.content.canonical, 1) for item in new])
+    tokenizer = tokens.setting_of(dataset.pk)
+    counts = (
+        tokens.counts_for(dataset.pk, [(item.parsed().canonical, 1) for item in new], tokenizer)
+        if tokenizer is not None
+        else [(None, None)] * len(new)
+    )
+    spans = search.backend(router.db_for_write(Message)).writes_own_index
+    stored = [item.rows(spans) for item in new]
     with transaction.atomic():
         transcripts = insert_new(
             Transcript,
@@ -85,19 +130,14 @@ def create_transcripts(
                     "updated_by": author,
                     "token_count": token_count,
                     "token_counts": token_counts,
-                    **content_fields(item.content),
+                    **rows.fields,
                 }
-                for item, (token_count, token_counts) in zip(new, counts, strict=True)
+                for item, rows, (token_count, token_counts) in zip(new, stored, counts, strict=True)
             ],
         )
-        insert_messages(
-            (
-                transcript.pk,
-                item.content.spec,
-                item.content.canonical.messages,
-                item.content.source_text,
-            )
-            for transcript, item in zip(transcripts, new, strict=True)
+        write_message_rows(
+            (transcript.pk, rows.messages, rows.texts)
+            for transcript, rows in zip(transcripts, stored, strict=True)
         )
         now = timezone.now()
         author_id = None if author is None else author.pk

@@ -37,54 +37,80 @@ MESSAGE_COLUMNS = (
 def insert_messages(
     transcripts: Iterable[tuple[int, str, Sequence[formats.Message], str]], first_index: int = 0
 ) -> None:
-    """The Message rows of ``(transcript pk, spec, canonical messages, source text)``, as
-    ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the
-    end user sees of each (``Message.end_user_text``); the first message of each gets index
-    ``first_index``. On SQLite a content found in the source text is stored as where it is
-    there, and the messages go into the search index (``editor.search``): this is the
-    one place message rows are inserted."""
-    alias = router.db_for_write(Message)
-    connection, searched = connections[alias], search.backend(alias)
-    # Where the app writes the index, rows may point into the source text (docs/storage.md).
-    once = searched.writes_own_index
+    """The Message rows of ``(transcript pk, spec, canonical messages, source text)``
+    (``message_values``); the first message of each gets index ``first_index``."""
+    spans = search.backend(router.db_for_write(Message)).writes_own_index
+    write_message_rows(
+        (transcript_id, *message_values(spec, messages, source_text, spans, first_index))
+        for transcript_id, spec, messages, source_text in transcripts
+    )
+
+
+def message_values(
+    spec: str,
+    messages: Sequence[formats.Message],
+    source_text: str,
+    spans: bool,
+    first_index: int = 0,
+) -> tuple[list[tuple], list[tuple[str, str | None]]]:
+    """One transcript's Message rows (``MESSAGE_COLUMNS`` but the transcript's id: plain
+    values, which another process may make; ``editor.importing.preparing``), as
+    ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the end
+    user sees of each (``Message.end_user_text``); and, with ``spans`` (where the app writes
+    the search index, rows may point into the source text: docs/storage.md), each content
+    found in ``source_text`` stored as where it is there, and each message's
+    ``(content, end user text)`` for the index ([] otherwise)."""
+    located = locate(source_text, [m.content or "" for m in messages]) if spans else None
     rows, texts = [], []
     # Inline, one loop: this runs for every imported message (a function call each is a
     # visible part of an import).
-    for transcript_id, spec, messages, source_text in transcripts:
-        spans = locate(source_text, [m.content or "" for m in messages]) if once else None
-        for offset, message in enumerate(messages):
-            content = message.content or ""
-            span = spans and spans[offset]
-            end_user_text = Message.end_user_text_of(spec, message)
-            if span is None:
-                stored, start, end, escaped = content, None, None, None
-            else:
-                stored, (start, end, escaped) = "", span
-            rows.append(
-                (
-                    transcript_id,
-                    first_index + offset,
-                    message.role,
-                    stored,
-                    start,
-                    end,
-                    escaped,
-                    message.channel,
-                    message.recipient,
-                    message.name,
-                    message.call_id,
-                    message.intent,
-                    message.content_type,
-                    message.constrain,
-                    message.end,
-                    dict(message.attrs or {}),
-                    end_user_text,
-                )
+    for offset, message in enumerate(messages):
+        content = message.content or ""
+        span = located and located[offset]
+        end_user_text = Message.end_user_text_of(spec, message)
+        if span is None:
+            stored, start, end, escaped = content, None, None, None
+        else:
+            stored, (start, end, escaped) = "", span
+        rows.append(
+            (
+                first_index + offset,
+                message.role,
+                stored,
+                start,
+                end,
+                escaped,
+                message.channel,
+                message.recipient,
+                message.name,
+                message.call_id,
+                message.intent,
+                message.content_type,
+                message.constrain,
+                message.end,
+                dict(message.attrs or {}),
+                end_user_text,
             )
-            if once:
-                texts.append((content, end_user_text))
-    pks = insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=once)
-    if once:
+        )
+        if spans:
+            texts.append((content, end_user_text))
+    return rows, texts
+
+
+def write_message_rows(
+    transcripts: Iterable[tuple[int, list[tuple], list[tuple[str, str | None]]]],
+) -> None:
+    """INSERT the rows ``message_values`` made, ``(transcript pk, rows, texts)`` each, and
+    their texts into the search index where the app keeps it: the one place message rows
+    are inserted."""
+    alias = router.db_for_write(Message)
+    connection, searched = connections[alias], search.backend(alias)
+    rows, texts = [], []
+    for transcript_id, values, indexed in transcripts:
+        rows.extend((transcript_id, *row) for row in values)
+        texts.extend(indexed)
+    pks = insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=searched.writes_own_index)
+    if searched.writes_own_index:
         searched.add(
             connection,
             (

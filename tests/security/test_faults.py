@@ -148,7 +148,7 @@ def test_an_import_that_fails_midway_imports_nothing_and_says_so(
     ]
     before = Transcript.all_objects.count()
     with (
-        mock.patch.object(create, "insert_messages", side_effect=DROPPED),
+        mock.patch.object(create, "write_message_rows", side_effect=DROPPED),
         django_capture_on_commit_callbacks(execute=True),
     ):
         task = start_import_task(

@@ -11,6 +11,9 @@ A transient database error (SQLite locked by a CLI import or a dataset delete, a
 connection dropped: ``background.TRANSIENT_ERRORS``) never ends the worker: its poll, its
 watch and its heartbeats log it, close the broken connection and try again, the poll after a
 growing pause.
+
+A worker that runs until stopped starts the import helper process with itself
+(``editor.importing.preparing``), so that the first large import does not wait for it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
 from editor import background
+from editor.importing import preparing
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +85,8 @@ class Command(db_worker.Command):
         if not runs_tasks:  # the autoreloader's parent process: its child runs the tasks
             return super().handle(*args, **options)
         _look_after_tasks()
+        if not options["batch"]:  # a worker that runs until stopped: large imports to come
+            preparing.warm_up()
         stop = threading.Event()
         watch = threading.Thread(target=_keep_looking, args=(stop,), name="task-watch")
         watch.daemon = True
@@ -91,6 +97,7 @@ class Command(db_worker.Command):
             stop.set()
             watch.join()
             _forget_worker()
+            preparing.stop()
 
     def _run_worker(
         self,
