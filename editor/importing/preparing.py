@@ -237,7 +237,7 @@ def stop() -> None:
     with _helper_lock:
         pool, _helper_pool = _helper_pool, None
     if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def warm_up() -> None:
