@@ -267,7 +267,7 @@ def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
     for _ in range(MAX_CLAIM_ATTEMPTS):
         try:
             with transaction.atomic():
-                item = _first_open_item(queue, user)
+                item = _first_open_item(queue, user, now)
                 if item is None:
                     return None
                 return _take_a_place(queue, item, user, now)
@@ -276,33 +276,44 @@ def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
     raise DomainError("Too many claims at once; try again.", code="claim-contention")
 
 
-def has_open_item(queue: ReviewQueue, user) -> bool:
+def has_open_item(queue: ReviewQueue, user, now=None) -> bool:
     """Whether ``user`` could claim an item of ``queue`` now (one they hold aside)."""
-    return _open_items(queue, user).exists()
+    return _open_items(queue, user, now or timezone.now()).exists()
 
 
-def _open_items(queue: ReviewQueue, user):
-    """The items with a free place that ``user`` has not worked on, in queue order."""
-    worked_on = QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user).exclude(
-        state=AssignmentState.EXPIRED
+def _open_items(queue: ReviewQueue, user, now):
+    """The items of ``queue`` with a free place that ``user`` has not worked on, in queue
+    order (``_open_item_rows``)."""
+    return _open_item_rows(user, now).filter(queue=queue).order_by("position")
+
+
+def _open_item_rows(user, now):
+    """Queue items with a free place that ``user`` has not worked on, as ``claim_next`` decides
+    at ``now``: a claim that ran out neither holds a place nor counts as worked on, even
+    before ``expire_reservations`` writes it (the queue page and the dashboard ask without
+    writing)."""
+    ran_out = Q(state=AssignmentState.CLAIMED, expires_at__lte=now)
+    worked_on = (
+        QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user)
+        .exclude(state=AssignmentState.EXPIRED)
+        .exclude(ran_out)
     )
     places = (
         QueueAssignment.objects.filter(item=OuterRef("pk"), slot__isnull=False)
+        .exclude(ran_out)
         .values("item")
         .annotate(n=Count("pk"))
         .values("n")
     )
     return (
-        QueueItem.objects.filter(queue=queue)
-        .exclude(Exists(worked_on))
+        QueueItem.objects.exclude(Exists(worked_on))
         .alias(taken=Coalesce(Subquery(places), 0))
-        .filter(taken__lt=queue.overlap)
-        .order_by("position")
+        .filter(taken__lt=F("queue__overlap"))
     )
 
 
-def _first_open_item(queue: ReviewQueue, user) -> QueueItem | None:
-    items = _open_items(queue, user)
+def _first_open_item(queue: ReviewQueue, user, now) -> QueueItem | None:
+    items = _open_items(queue, user, now)
     if connection.features.has_select_for_update_skip_locked:
         items = items.select_for_update(skip_locked=True, of=("self",))
     return items.select_related("transcript").first()
@@ -901,24 +912,11 @@ def my_work(user, *, now=None) -> dict:
 
 def _my_queues(user, editing, now):
     """Queues of the datasets ``user`` edits that name no assignees or name them, with their
-    counts (``claim_next`` decides the same: a place is free when its holder's claim ran
-    out, even before ``expire_reservations`` writes it)."""
+    counts (the items open to them as ``claim_next`` would find them: ``_open_item_rows``)."""
     assigned = ReviewQueue.assignees.through.objects.filter(reviewqueue=OuterRef("pk"))
-    holding = Q(slot__isnull=False) & ~Q(state=AssignmentState.CLAIMED, expires_at__lte=now)
-    places = (
-        QueueAssignment.objects.filter(holding, item=OuterRef("pk"))
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    worked_on = QueueAssignment.objects.filter(item=OuterRef("pk"), annotator=user).exclude(
-        state=AssignmentState.EXPIRED
-    )
     open_items = (
-        QueueItem.objects.filter(queue=OuterRef("pk"))
-        .exclude(Exists(worked_on))
-        .alias(taken=Coalesce(Subquery(places), 0))
-        .filter(taken__lt=F("queue__overlap"))
+        _open_item_rows(user, now)
+        .filter(queue=OuterRef("pk"))
         .values("queue")
         .annotate(n=Count("pk"))
         .values("n")

@@ -61,6 +61,28 @@ def test_my_queues_count_what_is_left_for_me(dataset, curator, annotator, django
     assert queues.my_work(viewer)["queues"] == []
 
 
+def test_the_dashboard_the_queue_page_and_a_claim_agree_on_claims_that_ran_out(
+    dataset, curator, annotator, django_user_model
+):
+    other = django_user_model.objects.create_user("other")
+    Membership.objects.create(user=other, dataset=dataset, role=Role.ANNOTATOR)
+    queue = make_queue(dataset, curator, "One", items=1)
+
+    def answers(user):
+        counted = {q.name: q.open_for_me for q in queues.my_work(user)["queues"]}["One"]
+        return counted, queues.has_open_item(queue, user)
+
+    mine = queues.claim_next(queue, annotator)
+    assert answers(other) == (0, False)  # its one place is held
+    # The claim runs out; nobody has written it expired yet.
+    mine.expires_at = timezone.now() - timedelta(minutes=1)
+    mine.save(update_fields=["expires_at"])
+    assert answers(other) == (1, True)
+    assert answers(annotator) == (1, True)  # a claim that ran out is not work done
+    assert queues.claim_next(queue, other).item == mine.item
+    assert answers(annotator) == (0, False)
+
+
 def test_a_queue_i_have_finished_says_so_on_the_dashboard(client, dataset, curator, annotator):
     finished = make_queue(dataset, curator, "Finished", items=1)
     queues.submit(queues.claim_next(finished, annotator), annotator)
