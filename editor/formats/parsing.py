@@ -15,6 +15,8 @@ BOM = "\ufeff"
 WHITESPACE = " \t\r\n"
 STRAY_TEXT = "W-PARSE-STRAY-TEXT"
 EMPTY = "E-PARSE-EMPTY"
+# What a text of which no message was read is told, the spec it reads as added to the first.
+NO_MESSAGE_CODES = (EMPTY, "E-PARSE-SHAPE")
 
 
 class ParseResult(NamedTuple):
@@ -48,7 +50,11 @@ def parse_read(text: str, document: Any, spec: str) -> ParseResult:
     if codec.read is None:
         return parse(text, spec)
     sink = Diagnostics(text)
-    return _finish(codec.read(text, [document], sink), sink.items, False)
+    transcript = codec.read(text, [document], sink)
+    diagnostics = sink.items
+    if not transcript.messages:
+        diagnostics = _naming_the_spec_it_reads_as(text, spec, diagnostics)
+    return _finish(transcript, diagnostics, False)
 
 
 def _without_bom_warning(
@@ -68,16 +74,16 @@ def _naming_the_spec_it_reads_as(
     text: str, spec: str, diagnostics: list[Diagnostic]
 ) -> list[Diagnostic]:
     """No message read under the ``spec`` given: when the text reads as another spec (the
-    wrong one picked, the commonest cause), the ``E-PARSE-EMPTY`` says which."""
+    wrong one picked, the commonest cause), the first ``E-PARSE-EMPTY`` or ``E-PARSE-SHAPE``
+    (a JSON document not of the spec's shape) says which."""
+    named = next((d for d in diagnostics if d.code in NO_MESSAGE_CODES), None)
+    if named is None:
+        return diagnostics
     other = detect(text)
     if other is None or other == spec:
         return diagnostics
-    return [
-        replace(d, message=f"{d.message}; the text reads as {other}: parse it with that spec")
-        if d.code == EMPTY
-        else d
-        for d in diagnostics
-    ]
+    hint = f"; the text reads as {other}: parse it with that spec"
+    return [replace(d, message=d.message + hint) if d is named else d for d in diagnostics]
 
 
 def _finish(transcript: Transcript, diagnostics: list[Diagnostic], strict: bool) -> ParseResult:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from editor.formats import detect, parse
+from editor.formats.jsonl import validate_record
 
 from .conftest import spec_samples
 
@@ -114,6 +115,25 @@ def test_no_message_under_the_spec_given_names_the_spec_the_text_reads_as(text, 
     (empty,) = [d for d in result.diagnostics if d.code == "E-PARSE-EMPTY"]
     assert empty.message.endswith(f"; the text reads as {reads_as}: parse it with that spec")
     assert parse(text, spec=reads_as).transcript.messages  # and it does
+
+
+SHAREGPT_LINE = (
+    '{"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Yo"}]}'
+)
+
+
+def test_a_json_document_of_another_shape_names_the_spec_it_reads_as():
+    result = parse(SHAREGPT_LINE, spec="openchatml-json")
+    assert result.transcript.messages == []
+    first = next(d for d in result.diagnostics if d.code == "E-PARSE-SHAPE")
+    assert first.message.endswith("; the text reads as sharegpt: parse it with that spec")
+    assert parse(SHAREGPT_LINE, spec="sharegpt").transcript.messages
+
+
+def test_a_jsonl_line_of_another_shape_names_the_spec_it_reads_as():
+    report = validate_record(1, SHAREGPT_LINE.encode(), "openchatml-json")
+    first = next(d for d in report.diagnostics if d.code == "E-PARSE-SHAPE")
+    assert first.message.endswith("; the text reads as sharegpt: parse it with that spec")
 
 
 def test_no_message_in_a_text_of_no_spec_says_nothing_more():
