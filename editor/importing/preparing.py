@@ -14,7 +14,10 @@ what it had not answered is prepared here, and the next import starts a new one.
 The helper is used for sources of ``OCM_IMPORT_HELPER_MIN_BYTES`` or more (starting it costs
 about a second, unless ``warm_up`` did it before: the task worker does at its start), unless
 ``OCM_IMPORT_HELPER`` is off, or the dataset counts tokens (counted where the rows are
-written, from the parse: it would be parsed twice).
+written, from the parse: it would be parsed twice). Being spawned, the helper imports the
+main module of the process as ``multiprocessing`` does: a script of one's own that imports
+large sources must keep its work under ``if __name__ == "__main__":`` (``manage.py``,
+gunicorn and pytest do).
 """
 
 from __future__ import annotations
