@@ -27,7 +27,7 @@ import multiprocessing
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
@@ -154,6 +154,7 @@ class _Chunk:
     def __init__(self):
         self.entries: list[Admitted] = []
         self.size = 0
+        self.pool: ProcessPoolExecutor | None = None
         self.future: Future | None = None
 
     def add(self, entry: Admitted) -> None:
@@ -164,12 +165,13 @@ class _Chunk:
         readable = [candidate for _, candidate, refusal in self.entries if refusal is None]
         if readable:
             limits = {name: getattr(settings, name) for name in SENT_SETTINGS}
+            self.pool = _helper()
             try:
-                self.future = _helper().submit(
+                self.future = self.pool.submit(
                     _prepare_chunk, readable, keeps_status, spans, limits
                 )
-            except (BrokenProcessPool, RuntimeError):
-                _forget_helper()  # prepared here instead (``_answers``)
+            except (BrokenProcessPool, RuntimeError):  # dead, or let go meanwhile
+                _forget_helper(self.pool)  # prepared here instead (``_answers``)
         return self
 
     def results(self, keeps_status: bool) -> Iterator[tuple[ImportItem, Candidate, Prepared]]:
@@ -183,7 +185,9 @@ class _Chunk:
             try:
                 return self.future.result()
             except BrokenProcessPool:
-                _forget_helper()
+                _forget_helper(self.pool)
+            except CancelledError:  # the helper was let go (``stop``) before it started this
+                pass
         return [prepare(candidate, keeps_status) for candidate in readable]
 
 
@@ -225,12 +229,16 @@ def _helper() -> ProcessPoolExecutor:
         return _helper_pool
 
 
-def _forget_helper() -> None:
-    """The helper died: what it had not answered is prepared here, and the next chunk starts a
-    new one."""
-    if _helper_pool is not None:
-        logger.warning("The import helper process died; its items are prepared here")
-    stop()
+def _forget_helper(pool: ProcessPoolExecutor) -> None:
+    """The helper of ``pool`` died: what it had not answered is prepared here, and the next
+    chunk starts a new one (unless another chunk's failure did already: the new one stays)."""
+    global _helper_pool
+    with _helper_lock:
+        if _helper_pool is not pool:
+            return
+        _helper_pool = None
+    logger.warning("The import helper process died; its items are prepared here")
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def stop() -> None:

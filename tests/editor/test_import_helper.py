@@ -206,6 +206,33 @@ def test_an_import_goes_on_when_its_helper_dies(helped, small_chunks, caplog):
     assert Transcript.objects.filter(dataset=again).count() == report.counts["created"]
 
 
+def test_a_helper_dying_mid_import_is_replaced_and_nothing_is_lost(helped, small_chunks, caplog):
+    killed = []
+
+    def kill_the_helper_once(report):
+        if not killed and preparing._helper_pool is not None:
+            pool = preparing._helper_pool
+            for pid in list(pool._processes):
+                os.kill(pid, signal.SIGKILL)
+            killed.append(pool)
+
+    dataset = Dataset.objects.create(name="d", slug="d")
+    with caplog.at_level(logging.WARNING, logger="editor.importing.preparing"):
+        report = import_transcripts(
+            mixed_source(),
+            dataset=dataset,
+            name="m.jsonl",
+            partial=True,
+            batch_size=4,
+            progress=kill_the_helper_once,
+        )
+    assert killed  # with chunks out on it
+    assert (report.counts["created"], report.counts["failed"]) == (34, 5)
+    assert Transcript.objects.filter(dataset=dataset).count() == 34
+    assert caplog.text.count("helper process died") == 1  # one death, one replacement
+    assert preparing._helper_pool is not None and preparing._helper_pool is not killed[0]
+
+
 def test_updates_and_unchanged_items_from_the_helper(helped, small_chunks):
     dataset = Dataset.objects.create(name="d", slug="d")
     first = "".join(
