@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache, partial
 from itertools import islice
 
@@ -64,10 +64,16 @@ def insert_new(model: type[models.Model], values: Sequence[dict]) -> list[models
 
 
 def insert_rows(
-    model: type[models.Model], names: Sequence[str], rows: Iterable[tuple], with_pks: bool = False
+    model: type[models.Model],
+    names: Sequence[str],
+    rows: Iterable[tuple],
+    with_pks: bool = False,
+    prepared: Collection[str] = (),
 ) -> list:
     """INSERT ``rows`` (values in the order of the fields ``names``); with ``with_pks``,
     the primary keys the rows were given, in order (as ``bulk_create`` reads them back).
+    The values of the fields ``prepared`` come prepared for the database already
+    (``value_preparer``), made with the rest of the row.
 
     ``bulk_create`` compiles every value of every row through the ORM, most of an import's
     time (docs/performance.md). Here text, numbers, booleans and foreign keys (the pk) go to the
@@ -86,7 +92,9 @@ def insert_rows(
         models.ForeignKey,
     )
     prepare = [
-        (i, _preparer(f, connection)) for i, f in enumerate(fields) if not isinstance(f, plain)
+        (i, value_preparer(f, connection))
+        for i, f in enumerate(fields)
+        if not isinstance(f, plain) and f.name not in prepared
     ]
     if prepare:
         rows = (_prepared(row, prepare) for row in rows)
@@ -186,9 +194,11 @@ def _sqlite_max_parameters(connection) -> int:
     return connection.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
 
 
-def _preparer(field: models.Field, connection):
+def value_preparer(field: models.Field, connection):
     """``field``'s preparation of a value for ``connection``; an empty JSON object or list
-    (most messages' attrs, most metadata and diagnostics) prepared once, not once a row."""
+    (most messages' attrs, most metadata and diagnostics) prepared once, not once a row. A
+    JSON field's needs nothing of the connection but its dialect: its values may be prepared
+    in another process set up with the same settings."""
     if isinstance(field, models.DateTimeField):
         # A batch's rows share their dates (``insert_new``, a revision's ``now``).
         return lru_cache(maxsize=8)(partial(field.get_db_prep_save, connection=connection))

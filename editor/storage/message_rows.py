@@ -4,13 +4,14 @@ changed rewritten (with the spans of the text they point into moved)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 from django.db import connections, router
 from django.db.models import F
 from django.db.models.signals import pre_delete
 
 from editor import formats, search
-from editor.db.bulk_insert import insert_rows
+from editor.db.bulk_insert import insert_rows, value_preparer
 from editor.db.message_text import Span, locate
 from editor.formats.model import SCALAR_FIELDS, SEMANTIC_FIELDS
 from editor.models import (
@@ -55,12 +56,14 @@ def message_values(
 ) -> tuple[list[tuple], list[tuple[str, str | None]]]:
     """One transcript's Message rows (``MESSAGE_COLUMNS`` but the transcript's id: plain
     values, which another process may make; ``editor.importing.preparing``), as
-    ``Message.from_canonical`` fills them (no content is "", attrs a dict), with what the end
-    user sees of each (``Message.end_user_text``); and, with ``spans`` (where the app writes
+    ``Message.from_canonical`` fills them (no content is "", attrs a dict, here as the JSON
+    text the database takes), with what the end user sees of each
+    (``Message.end_user_text``); and, with ``spans`` (where the app writes
     the search index, rows may point into the source text: docs/storage.md), each content
     found in ``source_text`` stored as where it is there, and each message's
     ``(content, end user text)`` for the index ([] otherwise)."""
     located = locate(source_text, [m.content or "" for m in messages]) if spans else None
+    attrs_value = _attrs_preparer(router.db_for_write(Message))
     rows, texts = [], []
     # Inline, one loop: this runs for every imported message (a function call each is a
     # visible part of an import).
@@ -88,13 +91,21 @@ def message_values(
                 message.content_type,
                 message.constrain,
                 message.end,
-                dict(message.attrs or {}),
+                attrs_value(dict(message.attrs or {})),
                 end_user_text,
             )
         )
         if spans:
             texts.append((content, end_user_text))
     return rows, texts
+
+
+@cache
+def _attrs_preparer(alias: str):
+    """A row's attrs as the database takes them (JSON text), made with the row
+    (``message_values``, maybe in the import helper) rather than when it is written: the
+    writer then sends its rows as they are. The connection only names the dialect."""
+    return value_preparer(Message._meta.get_field("attrs"), connections[alias])
 
 
 def write_message_rows(
@@ -109,7 +120,9 @@ def write_message_rows(
     for transcript_id, values, indexed in transcripts:
         rows.extend((transcript_id, *row) for row in values)
         texts.extend(indexed)
-    pks = insert_rows(Message, MESSAGE_COLUMNS, rows, with_pks=searched.writes_own_index)
+    pks = insert_rows(
+        Message, MESSAGE_COLUMNS, rows, with_pks=searched.writes_own_index, prepared=("attrs",)
+    )
     if searched.writes_own_index:
         searched.add(
             connection,
