@@ -276,9 +276,9 @@ def claim_next(queue: ReviewQueue, user, *, now=None) -> QueueAssignment | None:
     raise DomainError("Too many claims at once; try again.", code="claim-contention")
 
 
-def has_open_item(queue: ReviewQueue, user, now=None) -> bool:
+def has_open_item(queue: ReviewQueue, user) -> bool:
     """Whether ``user`` could claim an item of ``queue`` now (one they hold aside)."""
-    return _open_items(queue, user, now or timezone.now()).exists()
+    return _open_items(queue, user, timezone.now()).exists()
 
 
 def _open_items(queue: ReviewQueue, user, now):

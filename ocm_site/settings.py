@@ -310,7 +310,7 @@ OCM_TASK_POLL_SECONDS = float(os.environ.get("OCM_TASK_POLL_SECONDS", "0.2"))
 # An import of a source this large (bytes) parses and checks its items in a helper process
 # while it writes them (editor.importing.preparing): two cores at work instead of one. The
 # helper is started once per process (the task worker starts it with itself) and holds about
-# 100 MB; OCM_IMPORT_HELPER=false keeps every import in one process.
+# 140 MB; OCM_IMPORT_HELPER=false keeps every import in one process.
 OCM_IMPORT_HELPER = env_bool("OCM_IMPORT_HELPER", True)
 OCM_IMPORT_HELPER_MIN_BYTES = int(os.environ.get("OCM_IMPORT_HELPER_MIN_BYTES", str(4 * 1024**2)))
 # Uploaded files wait here for their import task: a folder every web and task worker

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from enum import StrEnum
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError, transaction
 
-from editor import search, tokens
+from editor import tokens
 from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
@@ -20,6 +20,7 @@ from editor.importing.preparing import Admitted, Prepared, helps, prepared_in_or
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.models import Dataset, RevisionKind, Transcript
 from editor.storage.create import NewTranscript, create_transcripts
+from editor.storage.message_rows import rows_point_into_source
 from editor.storage.save import save_transcript
 
 
@@ -115,7 +116,7 @@ class Importer:
             self._admitted(candidates),
             self.keeps_status,
             helper=self._helped(),
-            spans=search.backend(router.db_for_write(Transcript)).writes_own_index,
+            spans=rows_point_into_source(),
         ):
             new = self._outcome(item, prepared)
             rejected = not self.partial and self.report.failed > 0

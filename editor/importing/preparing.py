@@ -161,8 +161,12 @@ class _Chunk:
         self.entries.append(entry)
         self.size += len(entry[1].text)
 
+    @property
+    def readable(self) -> list[Candidate]:
+        return [candidate for _, candidate, refusal in self.entries if refusal is None]
+
     def sent(self, keeps_status: bool, spans: bool) -> _Chunk:
-        readable = [candidate for _, candidate, refusal in self.entries if refusal is None]
+        readable = self.readable
         if readable:
             limits = {name: getattr(settings, name) for name in SENT_SETTINGS}
             self.pool = _helper()
@@ -180,7 +184,6 @@ class _Chunk:
             yield item, candidate, _refused(refusal) or next(answers)
 
     def _answers(self, keeps_status: bool) -> list[Prepared]:
-        readable = [candidate for _, candidate, refusal in self.entries if refusal is None]
         if self.future is not None:
             try:
                 return self.future.result()
@@ -188,7 +191,7 @@ class _Chunk:
                 _forget_helper(self.pool)
             except CancelledError:  # the helper was let go (``stop``) before it started this
                 pass
-        return [prepare(candidate, keeps_status) for candidate in readable]
+        return [prepare(candidate, keeps_status) for candidate in self.readable]
 
 
 def _refused(refusal: tuple[str, str] | None) -> Prepared | None:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from editor import formats, search, tokens
+from editor import formats, tokens
 from editor.db.bulk_insert import insert_new, insert_rows
 from editor.errors import (
     DuplicateExternalId,
@@ -17,7 +17,6 @@ from editor.errors import (
 )
 from editor.models import (
     Dataset,
-    Message,
     Revision,
     RevisionKind,
     Status,
@@ -29,7 +28,11 @@ from editor.storage.content import (
     check_note,
     check_storable,
 )
-from editor.storage.message_rows import message_values, write_message_rows
+from editor.storage.message_rows import (
+    message_values,
+    rows_point_into_source,
+    write_message_rows,
+)
 from editor.storage.save import content_fields, require
 
 BATCH_SIZE = 500
@@ -114,7 +117,7 @@ def create_transcripts(
         if tokenizer is not None
         else [(None, None)] * len(new)
     )
-    spans = search.backend(router.db_for_write(Message)).writes_own_index
+    spans = rows_point_into_source()
     stored = [item.rows(spans) for item in new]
     with transaction.atomic():
         transcripts = insert_new(

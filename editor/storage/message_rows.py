@@ -40,11 +40,17 @@ def insert_messages(
 ) -> None:
     """The Message rows of ``(transcript pk, spec, canonical messages, source text)``
     (``message_values``); the first message of each gets index ``first_index``."""
-    spans = search.backend(router.db_for_write(Message)).writes_own_index
+    spans = rows_point_into_source()
     write_message_rows(
         (transcript_id, *message_values(spec, messages, source_text, spans, first_index))
         for transcript_id, spec, messages, source_text in transcripts
     )
+
+
+def rows_point_into_source() -> bool:
+    """Whether message rows may hold where their content is in the source text instead of the
+    content: where the app writes the search index itself (docs/storage.md)."""
+    return search.backend(router.db_for_write(Message)).writes_own_index
 
 
 def message_values(
