@@ -16,7 +16,7 @@ from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
 from editor.importing.preference import record_imported_pair
-from editor.importing.preparing import Admitted, Prepared, helps, prepared_in_order
+from editor.importing.preparing import Prepared, helps, prepared_in_order
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.models import Dataset, RevisionKind, Transcript
 from editor.storage.create import NewTranscript, create_transcripts
@@ -112,20 +112,19 @@ class Importer:
         """Batches of (item, prepared transcript), read and checked."""
         batch: list[tuple[ImportItem, NewTranscript]] = []
         batch_bytes = 0
-        for item, candidate, prepared in prepared_in_order(
-            self._admitted(candidates),
-            self.keeps_status,
-            helper=self._helped(),
-            spans=rows_point_into_source(),
+        for candidate, prepared in prepared_in_order(
+            candidates, self.keeps_status, helper=self._helped(), spans=rows_point_into_source()
         ):
-            new = self._outcome(item, prepared)
+            item = ImportItem(candidate.location, external_id=prepared.external_id)
+            self.report.items.append(item)
+            new = self._outcome(item, self._admitted(item, prepared))
             rejected = not self.partial and self.report.failed > 0
             if new is None or rejected:
                 if rejected and self.report.failed >= limits.MAX_REPORTED_FAILURES:
                     return
                 continue
             batch.append((item, new))
-            batch_bytes += len(candidate.text)
+            batch_bytes += candidate.size
             if len(batch) >= self.batch_size or batch_bytes >= limits.BATCH_BYTES:
                 yield batch
                 batch = []
@@ -133,23 +132,17 @@ class Importer:
         if batch and (self.partial or not self.report.failed):
             yield batch
 
-    def _admitted(self, candidates: Iterable[Candidate]) -> Iterator[Admitted]:
-        """Each item as it is read, in the report, with why it is refused before any parse
-        (unreadable, or its id seen before in this import), or None."""
-        for candidate in candidates:
-            item = ImportItem(candidate.location, external_id=candidate.external_id)
-            self.report.items.append(item)
-            refusal = None
-            if candidate.error:
-                refusal = (candidate.error, candidate.error_code)
-            elif candidate.external_id:
-                first_seen = self.seen_ids.setdefault(candidate.external_id, candidate.location)
-                if first_seen != candidate.location:
-                    refusal = (
-                        f"id {candidate.external_id!r} already used at {first_seen}",
-                        "duplicate-external-id",
-                    )
-            yield item, candidate, refusal
+    def _admitted(self, item: ImportItem, prepared: Prepared) -> Prepared:
+        """What became of ``item``, unless its id was seen before in this import: then it
+        fails as a duplicate, whatever its parse said. An item that could not be read takes
+        no id."""
+        if not (item.external_id and prepared.readable):
+            return prepared
+        first_seen = self.seen_ids.setdefault(item.external_id, item.location)
+        if first_seen == item.location:
+            return prepared
+        message = f"id {item.external_id!r} already used at {first_seen}"
+        return Prepared(item.external_id, failure=(message, "duplicate-external-id"))
 
     def _helped(self) -> bool:
         """Whether the items are prepared in the helper process (``preparing``)."""

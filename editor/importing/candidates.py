@@ -23,10 +23,14 @@ MESSAGE_KEYS = ("role", "from", "token")  # what marks an array item as a messag
 
 @dataclass(slots=True)
 class Candidate:
-    """One item as read from the input, before parsing."""
+    """One item as read from the input, before parsing; a JSONL line may come still unread
+    (``line``: ``read`` reads it, where the item is parsed, possibly in the import helper
+    process, so that the process reading the source does not decode every line)."""
 
     location: str
     text: str = ""
+    line: bytes | None = None  # a JSONL line (a ``jsonl.record_line``) not read yet
+    number: int = 0  # that line's number in its file
     spec: str | None = None  # the item's own, else the import's, else none yet (detected)
     external_id: str = ""
     title: str = ""
@@ -39,6 +43,19 @@ class Candidate:
     # A preference row's pair ({"message_index", "chosen", "rejected"}), recorded once the
     # transcript is created (editor.importing.preference).
     preference: dict | None = None
+
+    @property
+    def size(self) -> int:
+        """The length of what was read (the text, or the line not read yet)."""
+        return len(self.text) if self.line is None else len(self.line)
+
+    def read(self) -> Candidate:
+        """The candidate with its line read by the one reader of a JSONL record (in the
+        import's ``spec`` unless the line names its own), or itself when it has no line."""
+        if self.line is None:
+            return self
+        record = jsonl.read_record(self.number, self.line, self.spec, located=False)
+        return from_record(record, self.location)
 
 
 def unreadable(location: str, code: str, message: str) -> Candidate:

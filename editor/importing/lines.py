@@ -11,7 +11,7 @@ from typing import IO
 
 from editor.formats import jsonl
 from editor.importing import limits, preference
-from editor.importing.candidates import Candidate, from_record, unreadable
+from editor.importing.candidates import Candidate, unreadable
 from editor.importing.report import ImportReport
 
 
@@ -56,7 +56,8 @@ def read_jsonl(
     a transcript or longer than ``MAX_LINE_BYTES`` is a failed item of its own, and reading
     goes on. A preference row (``editor.importing.preference``: recognised by its keys, or
     every line with ``shape`` preference or hh) is a transcript with its pair; once one is
-    seen, every later line is read as a row."""
+    seen, every later line is read as a row. A transcript's line is given unread
+    (``Candidate.read``): it is decoded where it is parsed."""
     for number, raw in enumerate(lines, start=1):
         location = f"{name}:{number}"
         if isinstance(raw, int):
@@ -79,4 +80,4 @@ def read_jsonl(
                 shape = shape or preference.PREFERENCE
                 yield preference.row_candidate(value, location, number, spec, shape)
                 continue
-        yield from_record(jsonl.read_record(number, line, spec, located=False), location)
+        yield Candidate(location, line=line, number=number, spec=spec)  # read where parsed

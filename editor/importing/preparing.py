@@ -4,11 +4,11 @@ or in a process of its own while this one writes (a large import on two cores).
 An import's time is a third parsing and checking, two thirds writing (docs/performance.md); in
 one process the two take turns. ``prepared_in_order`` sends the items in chunks to a helper
 process (``concurrent.futures.ProcessPoolExecutor`` of one, started once per process and kept:
-``warm_up``), which parses, checks and turns each into the plain rows ``create_transcripts``
-writes (``StoredRows``: cheap to send, where the parse's objects are not), and gets them back
-in order while the import goes on reading and writing. At most ``IN_FLIGHT_CHUNKS`` chunks
-(and ``IN_FLIGHT_BYTES`` of source text) are out at once, so memory stays bounded whatever
-the size of the source. A helper that dies (killed, out of memory) is not the import's end:
+``warm_up``), which reads (a JSONL line comes undecoded: ``Candidate.read``), parses, checks
+and turns each into the plain rows ``create_transcripts`` writes (``StoredRows``: cheap to
+send, where the parse's objects are not), and gets them back in order while the import goes
+on reading and writing. At most ``IN_FLIGHT_CHUNKS`` chunks (and ``IN_FLIGHT_BYTES`` of
+source text) are out at once, so memory stays bounded whatever the size of the source. A helper that dies (killed, out of memory) is not the import's end:
 what it had not answered is prepared here, and the next import starts a new one.
 
 The helper is used for sources of ``OCM_IMPORT_HELPER_MIN_BYTES`` or more (starting it costs
@@ -37,7 +37,6 @@ from editor import helper_process
 from editor.errors import DomainError
 from editor.importing.candidates import Candidate
 from editor.importing.preference import paired
-from editor.importing.report import ImportItem
 from editor.models import Status
 from editor.storage.content import TITLE_LENGTH, TranscriptContent, check_storable
 from editor.storage.create import NewTranscript
@@ -59,6 +58,8 @@ SENT_SETTINGS = ("OCM_MAX_TRANSCRIPT_BYTES", "OCM_MAX_TRANSCRIPT_MESSAGES")
 class Prepared:
     """What became of one item: the transcript to write, or why it failed."""
 
+    external_id: str = ""  # the item's id, as read
+    readable: bool = True  # False: not even read (its id is then not taken: ``Importer``)
     new: NewTranscript | None = None
     spec: str = ""
     error_count: int = 0
@@ -66,18 +67,19 @@ class Prepared:
     failure: tuple[str, str] | None = None  # (message, code)
 
 
-# An item read (``ImportItem``, ``Candidate``) and the reason it is refused before any parse
-# (unreadable, an id seen twice), or None.
-Admitted = tuple[ImportItem, Candidate, tuple[str, str] | None]
-
-
 def prepare(candidate: Candidate, keeps_status: bool) -> Prepared:
-    """Parse and check one readable item: the transcript to create from it, or why not."""
+    """Read (``Candidate.read``), parse and check one item: the transcript to create from
+    it, or why not."""
+    candidate = candidate.read()
+    if candidate.error:
+        failure = (candidate.error, candidate.error_code)
+        return Prepared(candidate.external_id, readable=False, failure=failure)
     try:
         content = TranscriptContent.from_text(candidate.text, candidate.spec)
     except DomainError as error:
-        return Prepared(failure=(error.message, error.code))
+        return Prepared(candidate.external_id, failure=(error.message, error.code))
     counts = {
+        "external_id": candidate.external_id,
         "spec": content.spec,
         "error_count": content.error_count,
         "warning_count": content.warning_count,
@@ -117,21 +119,21 @@ def default_title(content: TranscriptContent, fallback: str) -> str:
 
 
 def prepared_in_order(
-    admitted: Iterable[Admitted], keeps_status: bool, *, helper: bool, spans: bool
-) -> Iterator[tuple[ImportItem, Candidate, Prepared]]:
-    """Each admitted item with what became of it, in the order they came. ``helper``: in the
-    helper process (``spans``: the rows it makes point into the source text, as
-    ``StoredRows.of`` says), else here, one by one."""
+    candidates: Iterable[Candidate], keeps_status: bool, *, helper: bool, spans: bool
+) -> Iterator[tuple[Candidate, Prepared]]:
+    """Each item with what became of it, in the order they came. ``helper``: in the helper
+    process (``spans``: the rows it makes point into the source text, as ``StoredRows.of``
+    says), else here, one by one."""
     if not helper:
-        for item, candidate, refusal in admitted:
-            yield item, candidate, _refused(refusal) or prepare(candidate, keeps_status)
+        for candidate in candidates:
+            yield candidate, prepare(candidate, keeps_status)
         return
     in_flight: deque[_Chunk] = deque()
     chunk = _Chunk()
     try:
-        for entry in admitted:
-            chunk.add(entry)
-            if len(chunk.entries) >= CHUNK_ITEMS or chunk.size >= CHUNK_BYTES:
+        for candidate in candidates:
+            chunk.add(candidate)
+            if len(chunk.candidates) >= CHUNK_ITEMS or chunk.size >= CHUNK_BYTES:
                 in_flight.append(chunk.sent(keeps_status, spans))
                 chunk = _Chunk()
                 while len(in_flight) > IN_FLIGHT_CHUNKS or (
@@ -148,22 +150,22 @@ def prepared_in_order(
 
 
 class _Chunk:
-    """Items sent to the helper together (those refused before any parse ride along, so that
-    the results come back in order)."""
+    """Items sent to the helper together (those already known unreadable ride along, so
+    that the results come back in order)."""
 
     def __init__(self):
-        self.entries: list[Admitted] = []
+        self.candidates: list[Candidate] = []
         self.size = 0
         self.pool: ProcessPoolExecutor | None = None
         self.future: Future | None = None
 
-    def add(self, entry: Admitted) -> None:
-        self.entries.append(entry)
-        self.size += len(entry[1].text)
+    def add(self, candidate: Candidate) -> None:
+        self.candidates.append(candidate)
+        self.size += candidate.size
 
     @property
     def readable(self) -> list[Candidate]:
-        return [candidate for _, candidate, refusal in self.entries if refusal is None]
+        return [candidate for candidate in self.candidates if not candidate.error]
 
     def sent(self, keeps_status: bool, spans: bool) -> _Chunk:
         readable = self.readable
@@ -178,10 +180,13 @@ class _Chunk:
                 _forget_helper(self.pool)  # prepared here instead (``_answers``)
         return self
 
-    def results(self, keeps_status: bool) -> Iterator[tuple[ImportItem, Candidate, Prepared]]:
+    def results(self, keeps_status: bool) -> Iterator[tuple[Candidate, Prepared]]:
         answers = iter(self._answers(keeps_status))
-        for item, candidate, refusal in self.entries:
-            yield item, candidate, _refused(refusal) or next(answers)
+        for candidate in self.candidates:
+            if candidate.error:
+                yield candidate, prepare(candidate, keeps_status)
+            else:
+                yield candidate, next(answers)
 
     def _answers(self, keeps_status: bool) -> list[Prepared]:
         if self.future is not None:
@@ -192,10 +197,6 @@ class _Chunk:
             except CancelledError:  # the helper was let go (``stop``) before it started this
                 pass
         return [prepare(candidate, keeps_status) for candidate in self.readable]
-
-
-def _refused(refusal: tuple[str, str] | None) -> Prepared | None:
-    return None if refusal is None else Prepared(failure=refusal)
 
 
 def _prepare_chunk(
