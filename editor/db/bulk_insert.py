@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from itertools import islice
 
@@ -16,47 +17,74 @@ from django.utils import timezone
 ROWS_PER_INSERT = 500
 
 
+@dataclass
+class NewRows:
+    """The rows of new ``model`` instances, made and prepared for the database (``new_rows``)
+    before they are inserted (``insert_new_rows``): the making can then happen outside the
+    transaction that inserts them (on SQLite, outside its write lock)."""
+
+    model: type[models.Model]
+    fields: list[models.Field]
+    values: Sequence[dict]  # as given: the foreign keys' objects are cached on the instances
+    rows: list[list]  # each row's values as given, foreign keys as their pk
+    prepared: list[tuple]  # the same, as the database takes them
+
+
 def insert_new(model: type[models.Model], values: Sequence[dict]) -> list[models.Model]:
     """INSERT a new ``model`` row per dict of ``values`` (field name -> value; a foreign key
     given as its object or None), and return them as instances, saved (pks set, the objects
     of their foreign keys cached). The fields not given take their defaults, auto_now dates one
     "now" for the lot (rows written together). No ``pre_save`` hooks other than those dates,
-    no signals, as with ``bulk_create``.
+    no signals, as with ``bulk_create``."""
+    return insert_new_rows(new_rows(model, values)) if values else []
 
-    The rows go to ``insert_rows`` as the values are, and the instances are made from them
-    positionally, as ``Model.from_db`` makes rows read back: ``Model(**values)`` looks each
-    field's keyword up and sets each foreign key through its descriptor, then
-    ``bulk_create``'s ``pre_save`` reads every value back, 8 % of an import of 10,000
-    transcripts between the two."""
-    if not values:
-        return []
-    database = router.db_for_write(model)
-    concrete = model._meta.concrete_fields
-    pk_at = concrete.index(model._meta.pk)
-    fields = [f for f in concrete if not f.primary_key]
+
+def new_rows(model: type[models.Model], values: Sequence[dict]) -> NewRows:
+    """The rows ``insert_new`` inserts, made and prepared (``NewRows``)."""
+    connection = connections[router.db_for_write(model)]
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     now = timezone.now()
     plan = [
         (f.name, getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False), f.get_default)
         for f in fields
     ]
-    related = [(at, f) for at, f in enumerate(fields) if f.is_relation]
+    related = [at for at, f in enumerate(fields) if f.is_relation]
     rows = []
     for given in values:
         row = [
             now if is_dated else given[name] if name in given else default()
             for name, is_dated, default in plan
         ]
-        for at, _ in related:
+        for at in related:
             if isinstance(row[at], models.Model):
                 row[at] = row[at].pk
         rows.append(row)
-    pks = insert_rows(model, [f.name for f in fields], rows, with_pks=True)
+    prepare = _preparers(connection, fields)
+    prepared = [_prepared(row, prepare) for row in rows] if prepare else [tuple(r) for r in rows]
+    return NewRows(model, fields, values, rows, prepared)
+
+
+def insert_new_rows(new: NewRows) -> list[models.Model]:
+    """INSERT rows ``new_rows`` made, and return them as saved instances (``insert_new``).
+
+    The instances are made from the rows positionally, as ``Model.from_db`` makes rows read
+    back: ``Model(**values)`` looks each field's keyword up and sets each foreign key through
+    its descriptor, then ``bulk_create``'s ``pre_save`` reads every value back, 8 % of an
+    import of 10,000 transcripts between the two."""
+    model, fields = new.model, new.fields
+    if not new.rows:
+        return []
+    names = [f.name for f in fields]
+    pks = insert_rows(model, names, new.prepared, with_pks=True, prepared=names)
+    database = router.db_for_write(model)
+    pk_at = model._meta.concrete_fields.index(model._meta.pk)
+    related = [f for f in fields if f.is_relation]
     instances = []
-    for pk, row, given in zip(pks, rows, values, strict=True):
+    for pk, row, given in zip(pks, new.rows, new.values, strict=True):
         instance = model(*row[:pk_at], pk, *row[pk_at:])
         instance._state.adding = False
         instance._state.db = database
-        for _, f in related:
+        for f in related:
             if isinstance(given.get(f.name), models.Model):
                 f.set_cached_value(instance, given[f.name])
         instances.append(instance)
@@ -84,18 +112,7 @@ def insert_rows(
     """
     connection = connections[router.db_for_write(model)]
     fields = [model._meta.get_field(name) for name in names]
-    plain = (
-        models.CharField,
-        models.TextField,
-        models.IntegerField,
-        models.BooleanField,
-        models.ForeignKey,
-    )
-    prepare = [
-        (i, value_preparer(f, connection))
-        for i, f in enumerate(fields)
-        if not isinstance(f, plain) and f.name not in prepared
-    ]
+    prepare = _preparers(connection, fields, prepared)
     if prepare:
         rows = (_prepared(row, prepare) for row in rows)
     if connection.vendor == "postgresql":
@@ -215,6 +232,26 @@ def value_preparer(field: models.Field, connection):
         return field.get_db_prep_save(value, connection)
 
     return prepare
+
+
+# Fields whose values go to the driver as they are (``insert_rows``).
+PLAIN_FIELDS = (
+    models.CharField,
+    models.TextField,
+    models.IntegerField,
+    models.BooleanField,
+    models.ForeignKey,
+)
+
+
+def _preparers(connection, fields: Sequence[models.Field], prepared: Collection[str] = ()):
+    """(position, preparation) of each field of ``fields`` whose values need preparing for
+    ``connection``, unless named in ``prepared``."""
+    return [
+        (i, value_preparer(f, connection))
+        for i, f in enumerate(fields)
+        if not isinstance(f, PLAIN_FIELDS) and f.name not in prepared
+    ]
 
 
 def _prepared(row: tuple, prepare) -> tuple:

@@ -7,6 +7,7 @@ import holds one batch in memory whatever its size; all or nothing, the caller's
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from django.db import IntegrityError, transaction
@@ -19,9 +20,22 @@ from editor.importing.preference import record_imported_pair
 from editor.importing.preparing import Prepared, helps, prepared_in_order
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.models import Dataset, RevisionKind, Transcript
-from editor.storage.create import NewTranscript, create_transcripts
+from editor.storage.create import NewTranscript, TranscriptsToCreate, transcripts_to_create
 from editor.storage.message_rows import rows_point_into_source
 from editor.storage.save import save_transcript
+
+# An item of a batch and the transcript it becomes.
+ItemToWrite = tuple[ImportItem, NewTranscript]
+
+
+@dataclass
+class ReadyBatch:
+    """A batch made ready to be written: the transcripts to create (their rows made) and the
+    existing ones to update."""
+
+    created: list[ItemToWrite] = field(default_factory=list)
+    creation: TranscriptsToCreate | None = None
+    updated: list[tuple[ImportItem, NewTranscript, Transcript]] = field(default_factory=list)
 
 
 class OnConflict(StrEnum):
@@ -60,7 +74,7 @@ class Importer:
         # A staged import (``editor.importing.staging``) creates into ``stage`` and keeps its
         # updates of existing transcripts for its last transaction (``deferred``).
         self.stage: Dataset | None = None
-        self.deferred: list[tuple[ImportItem, NewTranscript]] = []
+        self.deferred: list[ItemToWrite] = []
         self.staged_ids: list[int] = []
         self.empty_at_start: bool | None = None  # ``_creates_only``, decided at the first batch
 
@@ -85,19 +99,12 @@ class Importer:
         for batch in self.batches(candidates):
             self._write(batch)
 
-    def batches(
-        self, candidates: Iterable[Candidate]
-    ) -> Iterator[list[tuple[ImportItem, NewTranscript]]]:
+    def batches(self, candidates: Iterable[Candidate]) -> Iterator[list[ItemToWrite]]:
         """The batches of items read and checked, to be written; progress is reported after
         each one (once the caller wrote it). All or nothing, none after an item failed."""
         for batch in self._prepared_batches(candidates):
             yield batch
             self._report_progress()
-
-    def write_batch(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
-        """One batch of a staged import (in the caller's transaction): its new transcripts
-        into the stage, its updates kept for ``write_deferred``."""
-        self._write(batch)
 
     def write_deferred(self) -> None:
         """A staged import's updates, in its last transaction (the stage set aside first):
@@ -106,11 +113,9 @@ class Importer:
         if deferred:
             self._write(deferred)
 
-    def _prepared_batches(
-        self, candidates: Iterable[Candidate]
-    ) -> Iterator[list[tuple[ImportItem, NewTranscript]]]:
+    def _prepared_batches(self, candidates: Iterable[Candidate]) -> Iterator[list[ItemToWrite]]:
         """Batches of (item, prepared transcript), read and checked."""
-        batch: list[tuple[ImportItem, NewTranscript]] = []
+        batch: list[ItemToWrite] = []
         batch_bytes = 0
         for candidate, prepared in prepared_in_order(
             candidates, self.keeps_status, helper=self._helped(), spans=rows_point_into_source()
@@ -166,7 +171,13 @@ class Importer:
         self.report.record(item, Action.FAILED, message)
         item.code = code
 
-    def _write(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+    def _write(self, batch: list[ItemToWrite]) -> None:
+        self.write_ready(self.ready(batch))
+
+    def ready(self, batch: list[ItemToWrite]) -> ReadyBatch:
+        """``batch`` made ready to be written (``write_ready``), which a staged import does
+        before the batch's transaction: its ids looked up, its new transcripts' rows made,
+        (staged) its updates of existing transcripts kept for ``write_deferred``."""
         ids = [new.external_id for _, new in batch if new.external_id]
         existing = (
             {
@@ -178,17 +189,33 @@ class Importer:
             if ids and not self._creates_only()
             else {}
         )
-        to_create = []
+        ready = ReadyBatch()
         for item, new in batch:
             current = existing.get(new.external_id) if new.external_id else None
             if current is None:
-                to_create.append((item, new))
+                ready.created.append((item, new))
             elif self.stage is not None:
                 self.deferred.append((item, new))
             else:
-                self._update(item, new, current)
-        if to_create:
-            self._create(to_create)
+                ready.updated.append((item, new, current))
+        if ready.created:
+            ready.creation = transcripts_to_create(
+                self.dataset,
+                [new for _, new in ready.created],
+                author=self.author,
+                kind=RevisionKind.IMPORT,
+                note=self.notes[Action.CREATED],
+                checked=True,  # by ``prepare``, item by item
+                into=self.stage,
+            )
+        return ready
+
+    def write_ready(self, ready: ReadyBatch) -> None:
+        """A batch made ``ready``, written (in the caller's transaction)."""
+        for item, new, current in ready.updated:
+            self._update(item, new, current)
+        if ready.creation is not None:
+            self._create(ready.created, ready.creation)
 
     def _creates_only(self) -> bool:
         """All or nothing into a dataset that held no transcript when the writing began: no
@@ -203,18 +230,10 @@ class Importer:
             )
         return self.empty_at_start
 
-    def _create(self, batch: list[tuple[ImportItem, NewTranscript]]) -> None:
+    def _create(self, batch: list[ItemToWrite], creation: TranscriptsToCreate) -> None:
         try:
             with transaction.atomic():
-                created = create_transcripts(
-                    self.dataset,
-                    [new for _, new in batch],
-                    author=self.author,
-                    kind=RevisionKind.IMPORT,
-                    note=self.notes[Action.CREATED],
-                    checked=True,  # by _prepare, item by item
-                    into=self.stage,
-                )
+                created = creation.write()
                 for (_, new), transcript in zip(batch, created, strict=True):
                     record_imported_pair(transcript, new, self.author)
         except IntegrityError:

@@ -68,9 +68,11 @@ def write_staged(
         importer.stage = stage
         turns = WriteTurns()
         for batch in importer.batches(candidates):
+            ready = importer.ready(batch)  # made while the write lock is free
             with turns.batch(), transaction.atomic():
-                importer.write_batch(batch)
+                importer.write_ready(ready)
                 Dataset.objects.filter(pk=stage.pk).update(updated_at=timezone.now())
+            del ready  # not held while the next batch is read: one batch in memory
         importer.stage = None
         if report.failed:
             report.mark_rolled_back()

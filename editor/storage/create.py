@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from editor import formats, tokens
-from editor.db.bulk_insert import insert_new, insert_rows
+from editor.db.bulk_insert import NewRows, insert_new_rows, insert_rows, new_rows
 from editor.errors import (
     DuplicateExternalId,
     InvalidContent,
@@ -101,6 +101,53 @@ def create_transcripts(
     instead (an import's staging dataset, moved into ``dataset`` once everything is written:
     ``editor.importing.staging``), counted under ``dataset``'s tokenizer all the same.
     """
+    return transcripts_to_create(
+        dataset, new, author=author, kind=kind, note=note, checked=checked, into=into
+    ).write()
+
+
+@dataclass
+class TranscriptsToCreate:
+    """What ``create_transcripts`` writes, made and prepared for the database before it is
+    written (``transcripts_to_create``): a caller that writes in short transactions (a staged
+    import) makes the next batch while no write lock is held."""
+
+    transcripts: NewRows
+    stored: list[StoredRows]
+    author_id: int | None
+    kind: str
+    note: str
+    snapshot = Revision._meta.get_field("snapshot").packed(Revision.CURRENT)  # a first one's
+
+    def write(self) -> list[Transcript]:
+        """The rows inserted, in one transaction: the transcripts as saved instances."""
+        with transaction.atomic():
+            transcripts = insert_new_rows(self.transcripts)
+            write_message_rows(
+                (transcript.pk, rows.messages, rows.texts)
+                for transcript, rows in zip(transcripts, self.stored, strict=True)
+            )
+            first = (self.kind, self.author_id, self.note, self.snapshot, timezone.now())
+            insert_rows(
+                Revision,
+                ("transcript", "number", "kind", "author", "note", "snapshot", "created_at"),
+                ((transcript.pk, transcript.version, *first) for transcript in transcripts),
+            )
+        return transcripts
+
+
+def transcripts_to_create(
+    dataset: Dataset,
+    new: Sequence[NewTranscript],
+    *,
+    author,
+    kind: str = RevisionKind.CREATE,
+    note: str = "",
+    checked: bool = False,
+    into: Dataset | None = None,
+) -> TranscriptsToCreate:
+    """The rows ``create_transcripts`` writes, checked, made and prepared, not written yet
+    (its arguments are the same)."""
     check_note(note)
     if not checked:
         for item in new:
@@ -119,49 +166,26 @@ def create_transcripts(
     )
     spans = rows_point_into_source()
     stored = [item.rows(spans) for item in new]
-    with transaction.atomic():
-        transcripts = insert_new(
-            Transcript,
-            [
-                {
-                    "dataset": into or dataset,
-                    "title": item.title,
-                    "external_id": item.external_id,
-                    "metadata": item.metadata,
-                    "status": item.status,
-                    "created_by": author,
-                    "updated_by": author,
-                    "token_count": token_count,
-                    "token_counts": token_counts,
-                    **rows.fields,
-                }
-                for item, rows, (token_count, token_counts) in zip(new, stored, counts, strict=True)
-            ],
-        )
-        write_message_rows(
-            (transcript.pk, rows.messages, rows.texts)
-            for transcript, rows in zip(transcripts, stored, strict=True)
-        )
-        now = timezone.now()
-        author_id = None if author is None else author.pk
-        current = Revision._meta.get_field("snapshot").packed(Revision.CURRENT)
-        insert_rows(
-            Revision,
-            ("transcript", "number", "kind", "author", "note", "snapshot", "created_at"),
-            (
-                (
-                    transcript.pk,
-                    transcript.version,
-                    kind,
-                    author_id,
-                    note,
-                    current,
-                    now,
-                )
-                for transcript, item in zip(transcripts, new, strict=True)
-            ),
-        )
-    return transcripts
+    transcripts = new_rows(
+        Transcript,
+        [
+            {
+                "dataset": into or dataset,
+                "title": item.title,
+                "external_id": item.external_id,
+                "metadata": item.metadata,
+                "status": item.status,
+                "created_by": author,
+                "updated_by": author,
+                "token_count": token_count,
+                "token_counts": token_counts,
+                **rows.fields,
+            }
+            for item, rows, (token_count, token_counts) in zip(new, stored, counts, strict=True)
+        ],
+    )
+    author_id = None if author is None else author.pk
+    return TranscriptsToCreate(transcripts, stored, author_id, kind, note)
 
 
 def create_transcript(

@@ -68,14 +68,14 @@ def test_an_import_into_a_dataset_with_transcripts_looks_them_up_and_updates(
 def test_an_id_given_to_a_transcript_meanwhile_still_fails_the_import(
     dataset, curator, writing, monkeypatch
 ):
-    write = Importer._write
+    write = Importer.write_ready
 
-    def someone_creates_t3_after_the_first_batch(self, batch):
-        write(self, batch)
+    def someone_creates_t3_after_the_first_batch(self, ready):
+        write(self, ready)
         if not Transcript.all_objects.filter(external_id="t3").exists():
             create_transcript(dataset, author=curator, text=conversation(), external_id="t3")
 
-    monkeypatch.setattr(Importer, "_write", someone_creates_t3_after_the_first_batch)
+    monkeypatch.setattr(Importer, "write_ready", someone_creates_t3_after_the_first_batch)
 
     with pytest.raises(ImportRejected) as rejected:
         import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)

@@ -42,14 +42,14 @@ def staged(monkeypatch):
 def after_each_batch(monkeypatch):
     """Calls the functions appended to the list it returns after each staged batch."""
     calls = []
-    write_batch = Importer.write_batch
+    write_ready = Importer.write_ready
 
-    def spied(self, batch):
-        write_batch(self, batch)
+    def spied(self, ready):
+        write_ready(self, ready)
         for call in calls:
             call(self)
 
-    monkeypatch.setattr(Importer, "write_batch", spied)
+    monkeypatch.setattr(Importer, "write_ready", spied)
     return calls
 
 

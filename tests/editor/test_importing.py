@@ -309,15 +309,15 @@ def test_an_all_or_nothing_import_holds_one_batch_in_memory(dataset, monkeypatch
 
     alive_while_writing = []
     earlier: list[weakref.ref] = []
-    write = Importer._write
+    ready = Importer.ready
 
     def spied(self, batch):
         gc.collect()
         alive_while_writing.append(sum(ref() is not None for ref in earlier))
         earlier.extend(weakref.ref(new.content) for _, new in batch)
-        write(self, batch)
+        return ready(self, batch)
 
-    monkeypatch.setattr(Importer, "_write", spied)
+    monkeypatch.setattr(Importer, "ready", spied)
     report = import_transcripts(
         jsonl(*(envelope(str(n)) for n in range(7))), dataset=dataset, name="x.jsonl", batch_size=2
     )
