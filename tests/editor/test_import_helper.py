@@ -162,6 +162,28 @@ def test_the_helper_writes_what_one_process_writes(settings, small_chunks):
     assert found[0] == found[1] >= 40
 
 
+def test_the_lines_of_a_helped_import_are_decoded_in_the_helper(helped, monkeypatch):
+    """The process reading the source only splits it into lines (a preference row's keys
+    aside): decoding each line is the helper's work, with its parse."""
+    from editor.formats import jsonl
+
+    decoded_here = []
+    read_record = jsonl.read_record
+    monkeypatch.setattr(
+        jsonl, "read_record", lambda *args, **kw: decoded_here.append(1) or read_record(*args, **kw)
+    )
+    source = "".join(
+        json.dumps({"id": f"t{n}", "spec": "openchatml-2.2", "text": conversation()}) + "\n"
+        for n in range(12)
+    ).encode()
+
+    _, report = import_into("lines", source)
+
+    assert decoded_here == []
+    assert report.counts["created"] == 12
+    assert [item.external_id for item in report.items] == [f"t{n}" for n in range(12)]
+
+
 def test_an_all_or_nothing_import_helped_reports_every_bad_item_and_writes_nothing(
     helped, small_chunks
 ):

@@ -206,3 +206,25 @@ def test_the_import_takes_turns_with_other_writers_between_batches(dataset, cura
     import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
 
     assert len(turns) == 3 and turns[0] == 0 and all(owed > 0 for owed in turns[1:])
+
+
+def test_a_batch_is_made_before_its_transaction_not_while_holding_the_lock(
+    dataset, curator, monkeypatch
+):
+    """The rows of a batch (made, their values prepared for the database) are made with no
+    transaction open; only their writing holds SQLite's write lock."""
+    from editor.importing import batches
+
+    made_in_a_transaction = []
+    make = batches.transcripts_to_create
+
+    def spied(*args, **kwargs):
+        made_in_a_transaction.append(connection.in_atomic_block)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(batches, "transcripts_to_create", spied)
+
+    import_transcripts(jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2)
+
+    assert made_in_a_transaction == [False, False, False]
+    assert Transcript.objects.filter(dataset=dataset).count() == 6
