@@ -209,8 +209,14 @@ def seed_curator(slug: str):
 
 
 def post_import(client, slug: str, path: Path, partial: bool = False) -> int:
-    with path.open("rb") as upload:
-        response = client.post(
+    """POST the upload on a connection of its own: the client's pooled one, idle while the
+    floor was measured, may be closed by gunicorn (its keep-alive is 2 s) just as it is
+    reused, and the POST then fails with no answer."""
+    import httpx
+
+    fresh = httpx.Client(base_url=client.base_url, headers=client.headers, timeout=client.timeout)
+    with fresh, path.open("rb") as upload:
+        response = fresh.post(
             f"/api/v1/datasets/{slug}/imports",
             files={"file": (path.name, upload, "application/x-ndjson")},
             data={"partial": "true"} if partial else {},
@@ -222,10 +228,15 @@ def post_import(client, slug: str, path: Path, partial: bool = False) -> int:
 
 def wait_until_ended(client, task_id: int) -> tuple[dict, float]:
     """The ended task, and how long its last GET took (it carries the whole report)."""
+    import httpx
+
     deadline = time.monotonic() + TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         asked = time.perf_counter()
-        task = client.get(f"/api/v1/imports/{task_id}").json()
+        try:
+            task = client.get(f"/api/v1/imports/{task_id}").json()
+        except httpx.RemoteProtocolError:  # a pooled connection closed as it was reused
+            continue
         if task["status"] in ("succeeded", "failed"):
             return task, time.perf_counter() - asked
         time.sleep(POLL_SECONDS)
