@@ -13,7 +13,8 @@ their dataset column: their messages, revisions and search index hang from them 
 and the caller's ``before_commit`` (a task marks itself succeeded with its data). A failure
 before that commit rolls the last transaction back and purges the stage: nothing of the
 import was ever visible in the dataset. Between two batches the lock is free while the next
-one is read and checked, and at least for a share of the last one's time
+one is read, checked and made (its rows and their values for the database: ``Importer.ready``),
+and at least for a share of the last one's time
 (``db.writers.WriteTurns``): a waiting writer does not queue for SQLite's lock, it tries again
 now and then, and would otherwise nearly always find the next batch holding it.
 

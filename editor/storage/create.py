@@ -85,25 +85,11 @@ class NewTranscript:
 
 
 def create_transcripts(
-    dataset: Dataset,
-    new: Sequence[NewTranscript],
-    *,
-    author,
-    kind: str = RevisionKind.CREATE,
-    note: str = "",
-    checked: bool = False,
-    into: Dataset | None = None,
+    dataset: Dataset, new: Sequence[NewTranscript], **options
 ) -> list[Transcript]:
-    """Add transcripts in bulk: rows, messages and first revisions, a few queries per batch.
-
-    ``checked``: the caller already ran ``check_storable`` on every item (the importer does,
-    to report each item), so it is not run twice. ``into``: the rows go into this dataset
-    instead (an import's staging dataset, moved into ``dataset`` once everything is written:
-    ``editor.importing.staging``), counted under ``dataset``'s tokenizer all the same.
-    """
-    return transcripts_to_create(
-        dataset, new, author=author, kind=kind, note=note, checked=checked, into=into
-    ).write()
+    """Add transcripts in bulk: rows, messages and first revisions, a few queries per batch
+    (``options``: those of ``transcripts_to_create``)."""
+    return transcripts_to_create(dataset, new, **options).write()
 
 
 @dataclass
@@ -146,8 +132,13 @@ def transcripts_to_create(
     checked: bool = False,
     into: Dataset | None = None,
 ) -> TranscriptsToCreate:
-    """The rows ``create_transcripts`` writes, checked, made and prepared, not written yet
-    (its arguments are the same)."""
+    """The rows ``create_transcripts`` writes, checked, made and prepared, not written yet.
+
+    ``checked``: the caller already ran ``check_storable`` on every item (the importer does,
+    to report each item), so it is not run twice. ``into``: the rows go into this dataset
+    instead (an import's staging dataset, moved into ``dataset`` once everything is written:
+    ``editor.importing.staging``), counted under ``dataset``'s tokenizer all the same.
+    """
     check_note(note)
     if not checked:
         for item in new:
