@@ -13,6 +13,7 @@ from enum import StrEnum
 from django.db import IntegrityError, transaction
 
 from editor import tokens
+from editor.db.writers import WriteTurns
 from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
@@ -83,12 +84,22 @@ class Importer:
     ) -> None:
         """Partial mode: write each batch as soon as it is read, each in its own transaction;
         ``before_commit`` is called inside it with the report so far (what it writes commits
-        with the batch; what it raises rolls the batch back and ends the import)."""
+        with the batch; what it raises rolls the batch back and ends the import).
+
+        As a staged import does (``editor.importing.staging``), each batch is made ready
+        before its transaction and the batches take turns with other writers where the
+        database has one write lock (``WriteTurns``). Its ids are looked up before the
+        transaction too: an id another writer gives a transcript in between fails at the
+        insert (the unique index), its batch reported failed, as it always could on
+        PostgreSQL, whose look-up locks nothing."""
+        turns = WriteTurns()
         for batch in self.batches(candidates):
-            with transaction.atomic():
-                self._write(batch)
+            ready = self.ready(batch)
+            with turns.batch(), transaction.atomic():
+                self.write_ready(ready)
                 if before_commit is not None:
                     before_commit(self.report)
+            del ready  # not held while the next batch is read: one batch in memory
 
     def write_all(self, candidates: Iterable[Candidate]) -> None:
         """All or nothing, in the caller's transaction: every batch written as it is read.

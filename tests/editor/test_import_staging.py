@@ -228,3 +228,36 @@ def test_a_batch_is_made_before_its_transaction_not_while_holding_the_lock(
 
     assert made_in_a_transaction == [False, False, False]
     assert Transcript.objects.filter(dataset=dataset).count() == 6
+
+
+def test_a_partial_import_makes_its_batches_before_their_transactions_and_takes_turns(
+    dataset, curator, monkeypatch
+):
+    """Partial imports commit batch by batch too: each batch is made with no transaction
+    open, and the batches leave the lock to other writers between them as a staged import's
+    do (``WriteTurns``: what it waits is 0 on PostgreSQL)."""
+    from editor.db import writers
+    from editor.importing import batches
+
+    made_in_a_transaction, turns = [], []
+    make = batches.transcripts_to_create
+
+    def spied(*args, **kwargs):
+        made_in_a_transaction.append(connection.in_atomic_block)
+        return make(*args, **kwargs)
+
+    class Recorded(writers.WriteTurns):
+        def batch(self):
+            turns.append(self.owed)
+            return super().batch()
+
+    monkeypatch.setattr(batches, "transcripts_to_create", spied)
+    monkeypatch.setattr(batches, "WriteTurns", Recorded)
+
+    report = import_transcripts(
+        jsonl(6), dataset=dataset, author=curator, name="c.jsonl", batch_size=2, partial=True
+    )
+
+    assert report.counts["created"] == 6
+    assert made_in_a_transaction == [False, False, False]
+    assert len(turns) == 3 and turns[0] == 0 and all(owed > 0 for owed in turns[1:])
