@@ -36,7 +36,10 @@ def insert_new(model: type[models.Model], values: Sequence[dict]) -> list[models
     of their foreign keys cached). The fields not given take their defaults, auto_now dates one
     "now" for the lot (rows written together). No ``pre_save`` hooks other than those dates,
     no signals, as with ``bulk_create``."""
-    return insert_new_rows(new_rows(model, values)) if values else []
+    if not values:
+        return []
+    new = new_rows(model, values)
+    return saved_instances(new, insert_new_rows(new))
 
 
 def new_rows(model: type[models.Model], values: Sequence[dict]) -> NewRows:
@@ -64,21 +67,24 @@ def new_rows(model: type[models.Model], values: Sequence[dict]) -> NewRows:
     return NewRows(model, fields, values, rows, prepared)
 
 
-def insert_new_rows(new: NewRows) -> list[models.Model]:
-    """INSERT rows ``new_rows`` made, and return them as saved instances (``insert_new``).
+def insert_new_rows(new: NewRows) -> list:
+    """INSERT rows ``new_rows`` made; their primary keys, in order (``saved_instances``
+    makes the instances, for a caller that wants them)."""
+    names = [f.name for f in new.fields]
+    return insert_rows(new.model, names, new.prepared, with_pks=True, prepared=names)
+
+
+def saved_instances(new: NewRows, pks: Sequence) -> list[models.Model]:
+    """The rows ``insert_new_rows`` inserted, as saved instances (``insert_new``).
 
     The instances are made from the rows positionally, as ``Model.from_db`` makes rows read
     back: ``Model(**values)`` looks each field's keyword up and sets each foreign key through
     its descriptor, then ``bulk_create``'s ``pre_save`` reads every value back, 8 % of an
     import of 10,000 transcripts between the two."""
-    model, fields = new.model, new.fields
-    if not new.rows:
-        return []
-    names = [f.name for f in fields]
-    pks = insert_rows(model, names, new.prepared, with_pks=True, prepared=names)
+    model = new.model
     database = router.db_for_write(model)
     pk_at = model._meta.concrete_fields.index(model._meta.pk)
-    related = [f for f in fields if f.is_relation]
+    related = [f for f in new.fields if f.is_relation]
     instances = []
     for pk, row, given in zip(pks, new.rows, new.values, strict=True):
         instance = model(*row[:pk_at], pk, *row[pk_at:])

@@ -17,7 +17,7 @@ from editor.db.writers import WriteTurns
 from editor.errors import DomainError
 from editor.importing import limits
 from editor.importing.candidates import Candidate
-from editor.importing.preference import record_imported_pair
+from editor.importing.preference import is_pair, record_imported_pair
 from editor.importing.preparing import Prepared, helps, prepared_in_order
 from editor.importing.report import Action, ImportItem, ImportReport, ProgressCallback
 from editor.models import Dataset, RevisionKind, Transcript
@@ -244,9 +244,13 @@ class Importer:
     def _create(self, batch: list[ItemToWrite], creation: TranscriptsToCreate) -> None:
         try:
             with transaction.atomic():
-                created = creation.write()
-                for (_, new), transcript in zip(batch, created, strict=True):
-                    record_imported_pair(transcript, new, self.author)
+                if any(is_pair(new) for _, new in batch):
+                    created = creation.write()
+                    for (_, new), transcript in zip(batch, created, strict=True):
+                        record_imported_pair(transcript, new, self.author)
+                    pks = [transcript.pk for transcript in created]
+                else:
+                    pks = creation.write_rows()
         except IntegrityError:
             # Only a concurrent import of the same ids can get here (ids were looked up).
             for item, _ in batch:
@@ -256,11 +260,11 @@ class Importer:
                     "duplicate-external-id",
                 )
             return
-        for (item, _), transcript in zip(batch, created, strict=True):
+        for (item, _), pk in zip(batch, pks, strict=True):
             self.report.record(item, Action.CREATED)
-            item.transcript_id = transcript.pk
+            item.transcript_id = pk
         if self.stage is not None:
-            self.staged_ids.extend(transcript.pk for transcript in created)
+            self.staged_ids.extend(pks)
 
     def _update(self, item: ImportItem, new: NewTranscript, current: Transcript) -> None:
         item.transcript_id = current.pk

@@ -110,11 +110,16 @@ def paired(new: NewTranscript, pair: dict | None) -> NewTranscript:
     return PairedTranscript(**new.__dict__, preference=pair)
 
 
+def is_pair(new: NewTranscript) -> bool:
+    """Whether ``new`` came from a preference row, with its pair (``paired``)."""
+    return getattr(new, "preference", None) is not None
+
+
 def record_imported_pair(transcript: Transcript, new: NewTranscript, author) -> None:
     """The alternatives and the pair of a transcript created from a preference row."""
-    pair = getattr(new, "preference", None)
-    if pair is None:
+    if not is_pair(new):
         return
+    pair = new.preference
     index = pair["message_index"]
     prompt = [message_dict(m, transcript.spec) for m in new.parsed().canonical.messages[:index]]
     Alternative.objects.bulk_create(
