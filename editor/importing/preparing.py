@@ -8,8 +8,9 @@ process (``concurrent.futures.ProcessPoolExecutor`` of one, started once per pro
 and turns each into the plain rows ``create_transcripts`` writes (``StoredRows``: cheap to
 send, where the parse's objects are not), and gets them back in order while the import goes
 on reading and writing. At most ``IN_FLIGHT_CHUNKS`` chunks (and ``IN_FLIGHT_BYTES`` of
-source text) are out at once, so memory stays bounded whatever the size of the source. A helper that dies (killed, out of memory) is not the import's end:
-what it had not answered is prepared here, and the next import starts a new one.
+source text) are out at once, so memory stays bounded whatever the size of the source. A
+helper that dies (killed, out of memory) is not the import's end: what it had not answered is
+prepared here, and the next import starts a new one.
 
 The helper is used for sources of ``OCM_IMPORT_HELPER_MIN_BYTES`` or more (starting it costs
 about a second, unless ``warm_up`` did it before: the task worker does at its start), unless
