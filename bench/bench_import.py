@@ -15,6 +15,8 @@ worker) and one ``manage.py task_worker`` in processes of their own. The upload 
 - the task worker's peak memory (``VmHWM`` of ``/proc/<pid>/status``) and its memory before
   the import, and those of its import helper process (``editor.importing.preparing``), with
   the CPU time of each;
+- the same upload pushed by ``editor.client.Client`` once, as a pipeline waits for it (the
+  client polls on its own schedule, not every ``POLL_SECONDS``);
 - the floor it is compared with, measured in the same run: ``json.loads`` of every line and
   one ``executemany`` of the same message rows (transcript, index, role, channel, content)
   into a fresh table of a scratch SQLite file; on PostgreSQL also one ``COPY`` of those rows
@@ -412,8 +414,28 @@ def _child() -> None:
                     f" helper's peak {helper_peak / 1024:.0f} MB",
                     flush=True,
                 )
+            pipeline_waits(stack.url, token, source)
             client.close()
     connection.close()
+
+
+def pipeline_waits(url: str, token: str, source: Path) -> None:
+    """The same upload as a pipeline waits for it: ``Client.push`` (``editor.client``), which
+    polls as it does (``PollSchedule``: backing off, and around the expected end once the
+    progress tells), against the rounds above, polled every ``POLL_SECONDS``."""
+    from editor.client import Client
+
+    slug = "bench-pipeline"
+    seed_curator(slug)
+    with Client(url, token) as pipeline:
+        started = time.perf_counter()
+        task = pipeline.push(slug, source, progress=False)
+        waited = time.perf_counter() - started
+    print(
+        f"  as a pipeline waits (Client.push): {task.counts['created']:,} transcripts,"
+        f" POST -> succeeded seen {waited:.2f} s",
+        flush=True,
+    )
 
 
 def _start_pyspy(pid: int, folder: Path, database: str) -> subprocess.Popen | None:

@@ -25,6 +25,7 @@ from editor import formats
 from editor.formats import jsonl
 
 from .errors import ApiError, ImportFailed, TaskFailed, VersionsUnavailable
+from .polling import PollSchedule
 from .progress import ProgressBar
 from .results import (
     Annotation,
@@ -222,9 +223,10 @@ class Client:
 
     @staticmethod
     def _wait(poll, done, timeout: float | None, progress: ProgressBar | None = None):
-        """Poll until ``done(state)``: every 0.2 s at first, then less often (up to 2 s)."""
+        """Poll until ``done(state)``: every 0.2 s at first, then less often (up to 2 s), and
+        around when the task should end once its progress tells (``PollSchedule``)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        interval = 0.2
+        schedule = PollSchedule()
         while True:
             state = poll()
             if progress is not None:
@@ -233,8 +235,7 @@ class Client:
                 return state
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"Still {state.status} after {timeout} s.")
-            time.sleep(interval)
-            interval = min(interval * 1.5, 2.0)
+            time.sleep(schedule.after((getattr(state, "progress", None) or {}).get("percent")))
 
     # Datasets and transcripts.
 
