@@ -472,6 +472,8 @@ def test_spec_worked_example_16_2_keeps_its_own_system_message_in_harmony():
         "namespace browser {\n}\n\n# Valid channels: analysis, final.",
         "# Valid channels: analysis.\nReasoning: high",  # any order (issue 34)
         "reasoning: HIGH",  # any capitalisation
+        "# Valid channels: analysis.\nYou are a pirate.",  # the identity anywhere
+        "Knowledge cutoff: 2024-06\nYou are ChatGPT.\n\nReasoning: high",
     ],
 )
 def test_gpt_oss_system_messages_are_recognised_in_any_subset(text):
@@ -483,10 +485,9 @@ def test_gpt_oss_system_messages_are_recognised_in_any_subset(text):
     [
         "You are a pirate.",
         "Reasoning: extreme",
-        "Reasoning: high\nAlways answer in French.",  # instructions are not gpt-oss's sections
+        "Reasoning: high\nAlways answer in French.\nBe brief.",  # two lines of no section
         "Reasoning: high\nReasoning: low",  # a section said twice
         "# Tools\n\n## functions\n\nnamespace functions {\n}",  # function tools: a developer's
-        "# Valid channels: analysis.\nYou are a pirate.",  # the identity comes first
     ],
 )
 def test_other_system_prompts_are_not_gpt_oss_system_messages(text):

@@ -7,7 +7,8 @@ message, not an analysis and an empty final) and gpt-oss's system message writte
 layout than its renderer's (other capitalisation or order, a built-in tool section: still *the*
 system message, no second one generated). Fixture pairs for each are in
 tests/fixtures/convert/ (``openai-null-content-to-harmony``, ``openai-reasoning-only-to-harmony``,
-``openai-builtin-tools-system-to-harmony``, ``harmony-reordered-system-to-openai``).
+``openai-builtin-tools-system-to-harmony``, ``harmony-reordered-system-to-openai``,
+``openai-identity-after-cutoff-system-to-harmony``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ SYSTEM_VARIANTS = {
     f"Reasoning: medium\n\n{CHANNELS}",
     "built-in tools alone": f"{IDENTITY}\n\n{BROWSER}",
     "CRLF line breaks": f"{IDENTITY}\r\nKnowledge cutoff: 2024-06\r\n\r\nReasoning: high",
+    "the identity after the cutoff": f"Knowledge cutoff: 2024-06\n{IDENTITY}\n\n"
+    f"reasoning: high\n\n{BROWSER}\n\n{CHANNELS}",
+    "the identity last": f"Reasoning: low\n\n{CHANNELS}\n\n{IDENTITY}",
 }
 
 

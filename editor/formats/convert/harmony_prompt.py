@@ -155,7 +155,8 @@ DISTINCTIVE = frozenset({CUTOFF_PREFIX, REASONING_PREFIX, CHANNELS_PREFIX})
 
 def is_system_message(text: str) -> bool:
     """Whether ``text`` is a system message in gpt-oss's format: sections its renderer or its
-    chat template writes (identity line, ``Knowledge cutoff:``, ``Current date:``,
+    chat template writes (an identity line — any one line of no other kind —,
+    ``Knowledge cutoff:``, ``Current date:``,
     ``Reasoning: low|medium|high``, a ``# Tools`` section, ``# Valid channels: …``, the
     ``functions`` routing line), each at most once, in any order and capitalisation,
     separated by blank lines or not, with at least a cutoff, reasoning or channels line or a
@@ -164,15 +165,20 @@ def is_system_message(text: str) -> bool:
     instructions."""
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     seen: set[str] = set()
-    builtins = False
-    at = 0 if _system_line_kind(lines[0]) else 1  # a first line of another kind: the identity
+    builtins = identity = False
+    at = 0
     while at < len(lines):
         line = lines[at]
         at += 1
         if not line.strip():
             continue
         kind = _system_line_kind(line)
-        if kind is None or kind in seen:
+        if kind is None:  # one line of another kind, wherever it stands: the model's identity
+            if identity:
+                return False
+            identity = True
+            continue
+        if kind in seen:
             return False
         if kind == REASONING_PREFIX and _value(line, kind) not in REASONING_EFFORTS:
             return False
