@@ -68,8 +68,9 @@ def test_import_then_export(curator_page, live_server, tmp_path, screenshot):
     page.get_by_role("link", name="Support chats").click()
     expect(page.locator("tr[data-transcript]")).to_have_count(30)
     page.get_by_test_id("export-form").get_by_label("Spec").select_option("openchatml-2.2")
+    # The preview is its own request, checking every transcript: slower under a full suite's load.
     expect(page.get_by_test_id("export-nothing-lost")).to_have_text(
-        "Nothing is lost: 30 transcripts export whole."
+        "Nothing is lost: 30 transcripts export whole.", timeout=15_000
     )
     with page.expect_download() as download_info:
         page.get_by_role("button", name="Download JSONL").click()
@@ -109,3 +110,42 @@ def test_an_export_prepared_in_the_background_shows_its_losses_and_downloads(
 
     page.get_by_role("link", name="Support chats").click()
     expect(page.get_by_test_id("export-tasks").get_by_role("link")).to_have_count(1)
+
+
+def test_a_large_import_report_pages_and_shows_the_failures_at_a_click(
+    curator_page, tmp_path, screenshot
+):
+    page = curator_page
+    broken = {100, 230, 249}  # lines that are not JSON
+    source = tmp_path / "big.jsonl"
+    source.write_text(
+        "".join(
+            "{not json\n"
+            if n in broken
+            else json.dumps({"id": f"big-{n}", "messages": [{"role": "user", "content": f"q{n}"}]})
+            + "\n"
+            for n in range(1, 251)
+        ),
+        encoding="utf-8",
+    )
+    form = page.get_by_test_id("import-form")
+    form.get_by_label("File").set_input_files(str(source))
+    form.get_by_label("Import the readable items").check()
+    page.get_by_role("button", name="Import").click()
+
+    expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
+    report = page.get_by_test_id("import-report")
+    expect(report.locator("tbody tr")).to_have_count(200)
+    expect(page.get_by_test_id("report-range")).to_have_text("Items 1–200 of 250")
+    screenshot("first-page")
+
+    page.get_by_test_id("report-actions").get_by_role("link", name="3 failed").click()
+    expect(report.locator('tr[data-action="failed"]')).to_have_count(3)
+    expect(report.locator('tr[data-action="created"]')).to_have_count(0)
+    expect(report).to_contain_text("big.jsonl:230")
+    screenshot("failed-only")
+
+    page.get_by_test_id("report-actions").get_by_role("link", name="all 250").click()
+    page.get_by_role("link", name="Next").click()
+    expect(report.locator("tbody tr")).to_have_count(50)
+    expect(page.get_by_test_id("report-range")).to_have_text("Items 201–250 of 250")

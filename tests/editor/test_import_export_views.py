@@ -101,6 +101,42 @@ def test_missing_file_is_a_form_error(client, dataset, annotator):
     assert "This field is required" in response.content.decode()
 
 
+def _finished_import(dataset, annotator, created: int, failed: int) -> ImportTask:
+    items = [
+        {"location": f"big.jsonl:{n}", "external_id": f"t{n}", "action": "created"}
+        for n in range(1, created + 1)
+    ] + [
+        {"location": f"big.jsonl:{n}", "action": "failed", "message": "no message could be read"}
+        for n in range(created + 1, created + failed + 1)
+    ]
+    report = {"items": items, "counts": {"created": created, "failed": failed}}
+    return ImportTask.objects.create(
+        dataset=dataset,
+        created_by=annotator,
+        source_name="big.jsonl",
+        status=TaskStatus.SUCCEEDED,
+        report=report,
+    )
+
+
+def test_a_large_report_is_shown_a_page_at_a_time(client, dataset, annotator):
+    """10,000 items were one 3 MB table: now 200 rows a page, and the failed ones a click
+    away whatever page they are on."""
+    task = _finished_import(dataset, annotator, created=450, failed=3)
+    client.force_login(annotator)
+    page = client.get(f"/imports/{task.pk}/").content.decode()
+    assert page.count('data-action="created"') == 200
+    assert "Items 1–200 of 453" in page and 'rel="next"' in page
+    last = client.get(f"/imports/{task.pk}/?page=3").content.decode()
+    assert last.count('data-action="created"') == 50 and last.count('data-action="failed"') == 3
+    failed = client.get(f"/imports/{task.pk}/?action=failed").content.decode()
+    assert failed.count('data-action="failed"') == 3 and 'data-action="created"' not in failed
+    assert '<strong aria-current="true">3 failed</strong>' in failed
+    assert 'data-show-action="created"' in failed  # the way back to the others
+    # An unknown action or page shows what there is, never an error.
+    assert client.get(f"/imports/{task.pk}/?action=nope&page=x").status_code == 200
+
+
 def test_htmx_poll_gets_only_the_progress_fragment(client, dataset, annotator):
     task = ImportTask.objects.create(dataset=dataset, created_by=annotator, source_name="x.jsonl")
     client.force_login(annotator)
