@@ -3,8 +3,8 @@
 import copy
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse

@@ -136,7 +136,7 @@ def test_a_large_import_report_pages_and_shows_the_failures_at_a_click(
     expect(page.get_by_test_id("task-status")).to_have_text("Succeeded", timeout=20_000)
     report = page.get_by_test_id("import-report")
     expect(report.locator("tbody tr")).to_have_count(200)
-    expect(page.get_by_test_id("report-range")).to_have_text("Items 1–200 of 250")
+    expect(page.get_by_test_id("report-range")).to_have_text("Items 1\N{EN DASH}200 of 250")
     screenshot("first-page")
 
     page.get_by_test_id("report-actions").get_by_role("link", name="3 failed").click()
@@ -148,4 +148,4 @@ def test_a_large_import_report_pages_and_shows_the_failures_at_a_click(
     page.get_by_test_id("report-actions").get_by_role("link", name="all 250").click()
     page.get_by_role("link", name="Next").click()
     expect(report.locator("tbody tr")).to_have_count(50)
-    expect(page.get_by_test_id("report-range")).to_have_text("Items 201–250 of 250")
+    expect(page.get_by_test_id("report-range")).to_have_text("Items 201\N{EN DASH}250 of 250")

@@ -126,7 +126,7 @@ def test_a_large_report_is_shown_a_page_at_a_time(client, dataset, annotator):
     client.force_login(annotator)
     page = client.get(f"/imports/{task.pk}/").content.decode()
     assert page.count('data-action="created"') == 200
-    assert "Items 1–200 of 453" in page and 'rel="next"' in page
+    assert "Items 1\N{EN DASH}200 of 453" in page and 'rel="next"' in page
     last = client.get(f"/imports/{task.pk}/?page=3").content.decode()
     assert last.count('data-action="created"') == 50 and last.count('data-action="failed"') == 3
     failed = client.get(f"/imports/{task.pk}/?action=failed").content.decode()
