@@ -235,7 +235,7 @@ class Client:
                 return state
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"Still {state.status} after {timeout} s.")
-            time.sleep(schedule.after((getattr(state, "progress", None) or {}).get("percent")))
+            time.sleep(schedule.after(_progress_line(state)[0]))
 
     # Datasets and transcripts.
 

@@ -16,6 +16,9 @@ class Action(StrEnum):
     FAILED = "failed"
 
 
+ACTIONS = frozenset(Action)  # their values, as a request names them ("failed")
+
+
 @dataclass(slots=True)
 class ImportItem:
     """What happened to one item: where it was, what it became, or why it failed."""
@@ -108,3 +111,12 @@ class ImportReport:
 
 
 ProgressCallback = Callable[[ImportReport], None]
+
+
+def stored_items(report: dict, action: str = "") -> list[dict]:
+    """The items of a report as a task stores it (``ImportReport.to_dict``), only those whose
+    outcome is ``action`` when it names one (anything else: all of them)."""
+    items = report.get("items", [])
+    if action not in ACTIONS:
+        return items
+    return [item for item in items if item.get("action") == action]

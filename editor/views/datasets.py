@@ -23,7 +23,7 @@ from editor.errors import (
 )
 from editor.exporting import PREVIEW_LIMIT, export_dataset
 from editor.exporting.tasks import check_export_allowed
-from editor.importing.report import Action
+from editor.importing.report import ACTIONS, stored_items
 from editor.importing.tasks import progress_of, start_import_task
 from editor.listing import TranscriptList
 from editor.listing import filters as filter_forms
@@ -569,10 +569,9 @@ def dataset_export(request, slug):
 @vary_on_headers("HX-Request")
 def import_task_detail(request, pk):
     task = visible_import_task(request.user, pk)
-    action = request.GET.get("action")
-    action = action if action in {a.value for a in Action} else ""
-    items = task.report.get("items", []) if task.is_finished else []
-    shown = [item for item in items if item.get("action") == action] if action else items
+    action = request.GET.get("action", "")
+    shown = stored_items(task.report, action) if task.is_finished else []
+    action = action if action in ACTIONS else ""
     context = {
         "task": task,
         "progress": progress_of(task),
