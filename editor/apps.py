@@ -10,6 +10,7 @@ class EditorConfig(AppConfig):
         # Imported here, not at the top: these modules use models, which Django allows only
         # once the app registry is ready (this hook). The task modules register how their
         # tasks are recovered (``editor.background.register``): every process knows them all.
+        from editor import background
         from editor.assist import tasks as judge_tasks  # noqa: F401
         from editor.bulk import tasks as bulk_tasks  # noqa: F401
         from editor.exporting import tasks as export_tasks  # noqa: F401
@@ -19,5 +20,6 @@ class EditorConfig(AppConfig):
         from editor.tokenizing import tasks as token_tasks  # noqa: F401
         from editor.webhooks import tasks as webhook_tasks  # noqa: F401
 
+        background.connect()
         tokens.connect()
         message_rows.connect()

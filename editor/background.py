@@ -32,13 +32,23 @@ from datetime import timedelta
 from typing import TypeVar
 
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connections, transaction
+from django.db import (
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    router,
+    transaction,
+)
 from django.db.models import F
 from django.utils import timezone
 from django_tasks import task_backends
 from django_tasks.backends.immediate import ImmediateBackend
+from django_tasks.signals import task_enqueued
+from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.models import DBTaskResult
 
+from editor.db import task_wakeup
 from editor.models import TaskStatus, TaskWorker, TrackedTask
 
 logger = logging.getLogger(__name__)
@@ -334,3 +344,14 @@ def current(tracked):
         if isinstance(tracked, recovery.model) and recover(tracked, recovery):
             tracked.refresh_from_db()
     return tracked
+
+
+def _wake_workers(sender, **kwargs) -> None:
+    """A task was queued in the database: once it is committed, the idle workers are woken
+    to take it (``task_wakeup``), rather than finding it at their next poll."""
+    using = router.db_for_write(DBTaskResult)
+    transaction.on_commit(lambda: task_wakeup.announce(using), using=using)
+
+
+def connect() -> None:
+    task_enqueued.connect(_wake_workers, sender=DatabaseBackend, dispatch_uid="wake-task-workers")

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import InterfaceError, OperationalError, connection
-from django_tasks_db.management.commands import db_worker
 
 import editor.importing.tasks as import_tasks
 from editor import background, filestore
@@ -290,7 +289,7 @@ def test_a_finished_import_tags_its_revisions(dataset, annotator):
 
 def test_the_poll_outlives_a_dropped_postgresql_connection(monkeypatch, caplog):
     """db_worker's loop raised what its poll met unless SQLite said "locked": a dropped
-    connection ended the worker. Here the loop starts again, after a pause, logged."""
+    connection ended the worker. Here the poll is tried again, after a pause, logged."""
     errors = [
         InterfaceError("connection already closed"),
         OperationalError("server closed the connection unexpectedly"),
@@ -298,11 +297,12 @@ def test_the_poll_outlives_a_dropped_postgresql_connection(monkeypatch, caplog):
     polls = []
 
     def poll(worker):
-        polls.append(worker.startup_delay)
+        polls.append(True)
         if errors:
             raise errors.pop(0)
+        return None
 
-    monkeypatch.setattr(db_worker.Worker, "run", poll)
+    monkeypatch.setattr(Worker, "next_task", poll)
     monkeypatch.setattr(background, "RETRY_DELAYS", (0, 0))
     closed = []
     monkeypatch.setattr(background, "close_broken_connections", lambda: closed.append(True))
@@ -319,6 +319,6 @@ def test_the_poll_outlives_a_dropped_postgresql_connection(monkeypatch, caplog):
 
     worker.run()
 
-    assert polls == [True, False, False]  # no startup delay once it has started
+    assert len(polls) == 3  # two failures, then an empty queue ends the batch
     assert len(closed) == 2
     assert "server closed the connection" in caplog.text

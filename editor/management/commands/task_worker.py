@@ -5,7 +5,8 @@ Beside the worker loop, a thread of its own every few seconds says this worker i
 then failed: ``editor.background``). It does so once at start too, so restarting a crashed
 worker picks its tasks up again. Takes every option of ``db_worker``; its worker id is
 ``host:pid``, which is how a dead worker on this host is told at once. An idle worker looks
-for queued tasks every ``OCM_TASK_POLL_SECONDS`` (0.2 s; ``--interval`` overrides it).
+for queued tasks every ``OCM_TASK_POLL_SECONDS`` (0.2 s; ``--interval`` overrides it), and at
+once when a task is queued (``editor.db.task_wakeup``).
 
 A transient database error (SQLite locked by a CLI import or a dataset delete, a PostgreSQL
 connection dropped: ``background.TRANSIENT_ERRORS``) never ends the worker: its poll, its
@@ -20,46 +21,82 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import threading
 import time
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import DatabaseError, InterfaceError, reset_queries
+from django.db import DatabaseError, InterfaceError, close_old_connections, reset_queries, router
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
+from django_tasks_db.models import DBTaskResult
+from django_tasks_db.utils import exclusive_transaction
 
 from editor import background
+from editor.db import task_wakeup
 from editor.importing import preparing
 
 logger = logging.getLogger(__name__)
 
 
 class Worker(db_worker.Worker):
-    """``db_worker``'s loop, which a transient database error in its poll (taking the queue's
-    lock, marking a task run) would end: here it is logged and the loop starts again after a
-    pause, growing while the errors go on."""
+    """``db_worker``'s worker with a loop of its own, for two things its loop does not do:
+
+    - a transient database error while it claims a task (taking the queue's lock, marking
+      the task run) would end it: here it is logged and the claim tried again after a
+      pause, growing while the errors go on;
+    - between two polls it sleeps: here it waits on an ``Alarm`` that queuing a task rings
+      (``editor.db.task_wakeup``), so a task starts at once, not at the next poll.
+    """
 
     def run(self) -> None:
-        failures = 0
-        while True:
-            started = time.monotonic()
-            try:
-                return super().run()
-            except background.TRANSIENT_ERRORS as error:
-                if time.monotonic() - started > background.RETRY_DELAYS[-1]:
-                    failures = 0  # it had worked for a while: a new outage
-                delay = background.RETRY_DELAYS[min(failures, len(background.RETRY_DELAYS) - 1)]
-                failures += 1
-                logger.warning(
-                    "Task worker %s: the database failed (%s); polling again in %s s",
-                    self.worker_id,
-                    error,
-                    delay,
-                )
-                background.close_broken_connections()
-                self.startup_delay = False
-                time.sleep(delay)
+        logger.info("Starting worker worker_id=%s queues=%s", self.worker_id, self.queue_names)
+        if self.startup_delay and self.interval:
+            time.sleep(random.random())  # workers started together poll apart
+        with task_wakeup.Alarm(router.db_for_write(DBTaskResult)) as alarm:
+            failures = 0
+            while self.running:
+                try:
+                    task_result = self.next_task()
+                except background.TRANSIENT_ERRORS as error:
+                    self._pause_after(error, failures)
+                    failures += 1
+                    continue
+                failures = 0
+                if task_result is not None:
+                    self.run_task(task_result)
+                    if self.max_tasks is not None and self._run_tasks >= self.max_tasks:
+                        return
+                elif self.batch:
+                    return
+                elif self.running:
+                    alarm.wait(self.interval)
+
+    def next_task(self) -> DBTaskResult | None:
+        """The next ready task of this worker's queues, claimed for it; None if there is none."""
+        close_old_connections()
+        tasks = DBTaskResult.objects.ready().filter(backend_name=self.backend_name)
+        if not self.process_all_queues:
+            tasks = tasks.filter(queue_name__in=self.queue_names)
+        if self.excluded_queue_names:
+            tasks = tasks.exclude(queue_name__in=self.excluded_queue_names)
+        with exclusive_transaction(tasks.db):
+            task_result = tasks.get_locked()
+            if task_result is not None:
+                task_result.claim(self.worker_id)  # so that no other worker runs it
+        return task_result
+
+    def _pause_after(self, error: Exception, failures: int) -> None:
+        delay = background.RETRY_DELAYS[min(failures, len(background.RETRY_DELAYS) - 1)]
+        logger.warning(
+            "Task worker %s: the database failed (%s); polling again in %s s",
+            self.worker_id,
+            error,
+            delay,
+        )
+        background.close_broken_connections()
+        time.sleep(delay)
 
     def run_task(self, db_task_result) -> None:
         """Each task starts with an empty query log: with ``DEBUG`` (``make run``) Django records
