@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from editor.models.datasets import Dataset
 from editor.models.fields import SPEC_CHOICES
+
+# How often a page showing an unfinished task asks for it again (seconds): see
+# ``TrackedTask.seconds_to_next_look``.
+LOOK_FIRST = 0.2
+LOOK_LONGEST = 1.0
+LOOK_SHORTEST = 0.1
 
 
 class TaskStatus(models.TextChoices):
@@ -44,6 +51,23 @@ class TrackedTask(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+
+    def seconds_to_next_look(self, percent: float | None = None, now=None) -> float:
+        """How long a page showing this unfinished task waits before asking for it again.
+
+        Soon at first, then less and less often, up to once a second for a task of minutes
+        (every page polled once a second: a 3 s import was seen ended up to a second late).
+        A task that tells how far it is (``percent``) is asked for around its expected end,
+        and often once it has read everything (100 % but not ended: its last writes)."""
+        since = self.started_at or self.created_at
+        elapsed = max(0.0, ((now or timezone.now()) - since).total_seconds()) if since else 0.0
+        backoff = min(LOOK_LONGEST, LOOK_FIRST + elapsed / 8)
+        if self.status != TaskStatus.RUNNING or not percent:
+            return backoff
+        if percent >= 100:
+            return LOOK_FIRST
+        remaining = elapsed * (100 - percent) / percent
+        return max(LOOK_SHORTEST, min(backoff, remaining))
 
 
 class ImportTask(TrackedTask):

@@ -24,3 +24,10 @@ def markdown(text: str) -> SafeString:
 def json_body(text: str) -> str | None:
     """A body that is one JSON object or array, indented; None for any other body."""
     return pretty_json_body(text or "")
+
+
+@register.filter
+def next_look(task, percent=None) -> str:
+    """When a page polling an unfinished task asks again, for ``hx-trigger="every …"``: in
+    milliseconds, which no locale writes with a decimal comma."""
+    return f"{round(task.seconds_to_next_look(percent) * 1000)}ms"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -143,7 +144,37 @@ def test_htmx_poll_gets_only_the_progress_fragment(client, dataset, annotator):
     html = client.get(f"/imports/{task.pk}/", headers={"HX-Request": "true"}).content.decode()
     assert html.lstrip().startswith('<div id="import-progress"')
     assert "<html" not in html
-    assert 'hx-trigger="every 1s"' in html  # still queued: keep polling
+    assert re.search(r'hx-trigger="every \d+ms"', html)  # still queued: keep polling
+
+
+def test_a_page_polls_a_task_soon_then_less_often_and_around_its_expected_end(dataset):
+    """Pages polled every second saw a 3 s import end up to a second late."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from editor.models import TaskStatus
+    from editor.models.tasks import LOOK_FIRST, LOOK_LONGEST, LOOK_SHORTEST
+
+    now = timezone.now()
+    task = ImportTask(dataset=dataset, source_name="x.jsonl", created_at=now)
+    assert task.seconds_to_next_look(now=now) == LOOK_FIRST  # just queued
+    later = now + timedelta(seconds=2)
+    assert LOOK_FIRST < task.seconds_to_next_look(now=later) < LOOK_LONGEST
+    assert task.seconds_to_next_look(now=now + timedelta(minutes=5)) == LOOK_LONGEST
+
+    task.status, task.started_at = TaskStatus.RUNNING, now
+    # No progress told yet: the same back-off from the start.
+    assert task.seconds_to_next_look(None, now=later) == task.seconds_to_next_look(now=later)
+    # 2 s for 90 %: about 0.22 s left, sooner than the back-off.
+    assert 0.2 < task.seconds_to_next_look(90, now=later) < 0.25
+    # Almost done: never sooner than the shortest.
+    assert task.seconds_to_next_look(99.9, now=later) == LOOK_SHORTEST
+    # Everything read: its last writes and commit.
+    assert task.seconds_to_next_look(100, now=later) == LOOK_FIRST
+    # 10 % of a task of minutes: the back-off.
+    long_after = now + timedelta(minutes=1)
+    assert task.seconds_to_next_look(10, now=long_after) == LOOK_LONGEST
 
 
 def test_progress_is_live_from_the_heartbeat_while_running(dataset, annotator):
