@@ -16,7 +16,9 @@ worker) and one ``manage.py task_worker`` in processes of their own. The upload 
   the import, and those of its import helper process (``editor.importing.preparing``), with
   the CPU time of each;
 - the same upload pushed by ``editor.client.Client`` once, as a pipeline waits for it (the
-  client polls on its own schedule, not every ``POLL_SECONDS``);
+  client polls on its own schedule, not every ``POLL_SECONDS``), and how long after the task
+  row's ``finished_at`` it saw the end (the rounds' "rest": on PostgreSQL the commit, then the
+  poll's lateness and the last GET);
 - the floor it is compared with, measured in the same run: ``json.loads`` of every line and
   one ``executemany`` of the same message rows (transcript, index, role, channel, content)
   into a fresh table of a scratch SQLite file; on PostgreSQL also one ``COPY`` of those rows
@@ -423,7 +425,10 @@ def pipeline_waits(url: str, token: str, source: Path) -> None:
     """The same upload as a pipeline waits for it: ``Client.push`` (``editor.client``), which
     polls as it does (``PollSchedule``: backing off, and around the expected end once the
     progress tells), against the rounds above, polled every ``POLL_SECONDS``."""
+    from django.utils import timezone
+
     from editor.client import Client
+    from editor.models import ImportTask
 
     slug = "bench-pipeline"
     seed_curator(slug)
@@ -431,9 +436,12 @@ def pipeline_waits(url: str, token: str, source: Path) -> None:
         started = time.perf_counter()
         task = pipeline.push(slug, source, progress=False)
         waited = time.perf_counter() - started
+        seen_at = timezone.now()
+    finished_at = ImportTask.objects.get(pk=task.id).finished_at
     print(
         f"  as a pipeline waits (Client.push): {task.counts['created']:,} transcripts,"
-        f" POST -> succeeded seen {waited:.2f} s",
+        f" POST -> succeeded seen {waited:.2f} s, {(seen_at - finished_at).total_seconds():.2f} s"
+        " after the worker's finished_at (the rounds above: their 'rest')",
         flush=True,
     )
 

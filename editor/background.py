@@ -60,6 +60,8 @@ logger = logging.getLogger(__name__)
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 # The pauses between attempts after a transient error (seconds): growing, then the last one.
 RETRY_DELAYS = (0.5, 1, 2, 4, 8, 15, 30)
+# A running task's first heartbeat, after which they double up to OCM_TASK_HEARTBEAT_SECONDS.
+FIRST_BEAT_SECONDS = 0.5
 
 Result = TypeVar("Result")
 
@@ -182,11 +184,19 @@ class Heartbeat:
         self._thread.join()
 
     def _run(self) -> None:
+        started = time.monotonic()
         try:
-            while not self._stop.wait(settings.OCM_TASK_HEARTBEAT_SECONDS):
+            while not self._stop.wait(self._next_beat_in(time.monotonic() - started)):
                 self.beat()
         finally:
             connections.close_all()
+
+    @staticmethod
+    def _next_beat_in(running_for: float) -> float:
+        """The first beats come sooner (after 0.5 s, 1 s, 2 s…, doubling up to
+        ``OCM_TASK_HEARTBEAT_SECONDS``): the progress of a task of a few seconds is known
+        early enough for a waiting client to see when it should end."""
+        return min(settings.OCM_TASK_HEARTBEAT_SECONDS, max(FIRST_BEAT_SECONDS, running_for))
 
     def beat(self) -> None:
         """One beat; a failed one is logged and the next tries again on a fresh connection."""

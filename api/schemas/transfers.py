@@ -46,7 +46,11 @@ class ImportTaskOut(Schema):
     started_at: datetime | None
     finished_at: datetime | None
     attempts: int = Field(description="How many times a task worker has started it.")
-    progress: dict = Field(description="{items, counts, bytes_read, bytes_total, percent}.")
+    progress: dict = Field(
+        description="{items, counts, bytes_read, bytes_total, percent, seconds_left}: "
+        "percent is 0 until the first report; seconds_left the reading still to do at the "
+        "pace so far (null: unknown)."
+    )
     report: dict = Field(description="The import report, once finished.")
     error: str
 

@@ -235,7 +235,8 @@ class Client:
                 return state
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"Still {state.status} after {timeout} s.")
-            time.sleep(schedule.after(_progress_line(state)[0]))
+            seconds_left = (getattr(state, "progress", None) or {}).get("seconds_left")
+            time.sleep(schedule.after(_progress_line(state)[0], seconds_left))
 
     # Datasets and transcripts.
 

@@ -97,7 +97,7 @@ class ImportTask(Result):
     started_at: datetime | None
     finished_at: datetime | None
     attempts: int
-    progress: dict[str, Any]  # {items, counts, bytes_read, bytes_total, percent}
+    progress: dict[str, Any]  # {items, counts, bytes_read, bytes_total, percent, seconds_left}
     report: dict[str, Any]  # once finished: {partial, committed, counts, items, …}
     error: str
 

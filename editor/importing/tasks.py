@@ -13,6 +13,7 @@ import logging
 from typing import IO
 
 from django.db import InterfaceError, OperationalError, transaction
+from django.utils import timezone
 from django_tasks import task
 
 from editor import background, filestore, webhooks
@@ -274,10 +275,13 @@ def _progress_dict(report: ImportReport) -> dict:
     }
 
 
-def progress_of(task: ImportTask) -> dict:
+def progress_of(task: ImportTask, now=None) -> dict:
     """What the task has done so far: from its heartbeat while it runs, its report once ended.
 
-    ``percent`` is None when the size of the input is unknown.
+    ``percent`` is 0 until the task reports progress, then None when the size of the input
+    is unknown. ``seconds_left`` is the time the rest of the reading should take at the pace
+    of the last report (None when it cannot be told): a waiting client looks again then
+    rather than on a back-off (``editor.client.polling``).
     """
     if task.is_finished:
         data = {
@@ -292,9 +296,25 @@ def progress_of(task: ImportTask) -> dict:
     total = data["bytes_total"]
     if task.status == TaskStatus.SUCCEEDED:
         data["percent"] = 100
+    elif total:
+        data["percent"] = min(100, int(100 * data["bytes_read"] / total))
     else:
-        data["percent"] = min(100, int(100 * data["bytes_read"] / total)) if total else None
+        data["percent"] = None if task.progress or task.is_finished else 0
+    data["seconds_left"] = _seconds_left(task, data, now or timezone.now())
     return data
+
+
+def _seconds_left(task: ImportTask, data: dict, now) -> float | None:
+    """The reading's remaining time at the pace of its last report (made at ``heartbeat_at``,
+    ``started_at`` and the progress being the server's own: no client clock is involved)."""
+    if task.status != TaskStatus.RUNNING or not task.started_at or not task.heartbeat_at:
+        return None
+    total, read = data["bytes_total"], data["bytes_read"]
+    reading = (task.heartbeat_at - task.started_at).total_seconds()
+    if not total or not read or reading <= 0:
+        return None
+    left = reading * (total - read) / read - (now - task.heartbeat_at).total_seconds()
+    return round(max(0.0, left), 2)
 
 
 @task()

@@ -52,21 +52,25 @@ class TrackedTask(models.Model):
     def is_finished(self) -> bool:
         return self.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
 
-    def seconds_to_next_look(self, percent: float | None = None, now=None) -> float:
+    def seconds_to_next_look(self, progress: dict | None = None, now=None) -> float:
         """How long a page showing this unfinished task waits before asking for it again.
 
         Soon at first, then less and less often, up to once a second for a task of minutes
         (every page polled once a second: a 3 s import was seen ended up to a second late).
-        A task that tells how far it is (``percent``) is asked for around its expected end,
-        and often once it has read everything (100 % but not ended: its last writes)."""
+        A task whose ``progress`` tells how far it is (``percent``, and ``seconds_left`` where
+        the task can tell it) is asked for around its expected end, and often once it has
+        read everything (100 % but not ended: its last writes)."""
         since = self.started_at or self.created_at
         elapsed = max(0.0, ((now or timezone.now()) - since).total_seconds()) if since else 0.0
         backoff = min(LOOK_LONGEST, LOOK_FIRST + elapsed / 8)
+        percent = (progress or {}).get("percent")
         if self.status != TaskStatus.RUNNING or not percent:
             return backoff
         if percent >= 100:
             return LOOK_FIRST
-        remaining = elapsed * (100 - percent) / percent
+        remaining = progress.get("seconds_left")
+        if remaining is None:
+            remaining = elapsed * (100 - percent) / percent
         return max(LOOK_SHORTEST, min(backoff, remaining))
 
 

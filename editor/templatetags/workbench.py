@@ -27,7 +27,7 @@ def json_body(text: str) -> str | None:
 
 
 @register.filter
-def next_look(task, percent=None) -> str:
+def next_look(task, progress=None) -> str:
     """When a page polling an unfinished task asks again, for ``hx-trigger="every …"``: in
     milliseconds, which no locale writes with a decimal comma."""
-    return f"{round(task.seconds_to_next_look(percent) * 1000)}ms"
+    return f"{round(task.seconds_to_next_look(progress) * 1000)}ms"

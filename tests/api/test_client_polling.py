@@ -74,3 +74,17 @@ def test_a_task_started_again_is_measured_afresh():
     clock.now = 2.0
     # Back to 5 % (queued again after its worker died): no estimate from the old rate.
     assert schedule.after(5) == pytest.approx(0.45)
+
+
+def test_the_servers_estimate_of_the_time_left_is_taken_when_given():
+    """``seconds_left`` is the server's, on its own clock: this client saw 65 % only at 2.6 s
+    (the report was made at 2 s), which would make it think the task slower than it is."""
+    clock = Clock()
+    schedule = PollSchedule(clock)
+    schedule.after(0)
+    clock.now = 2.6
+    # Its own view (65 % in 2.6 s: 1.4 s to go) would wait the whole back-off, 0.3 s.
+    assert schedule.after(65, seconds_left=0.25) == pytest.approx(0.25)
+    # Never sooner than the shortest, never later than the back-off.
+    assert schedule.after(90, seconds_left=0.01) == polling.SHORTEST
+    assert schedule.after(90, seconds_left=60) == pytest.approx(0.675)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from editor.importing.tasks import progress_of
@@ -164,17 +165,46 @@ def test_a_page_polls_a_task_soon_then_less_often_and_around_its_expected_end(da
     assert task.seconds_to_next_look(now=now + timedelta(minutes=5)) == LOOK_LONGEST
 
     task.status, task.started_at = TaskStatus.RUNNING, now
+    look = task.seconds_to_next_look
     # No progress told yet: the same back-off from the start.
-    assert task.seconds_to_next_look(None, now=later) == task.seconds_to_next_look(now=later)
+    assert look({"percent": 0}, now=later) == look(now=later)
     # 2 s for 90 %: about 0.22 s left, sooner than the back-off.
-    assert 0.2 < task.seconds_to_next_look(90, now=later) < 0.25
+    assert 0.2 < look({"percent": 90}, now=later) < 0.25
+    # The task's own estimate, where it gives one, rather than the page's.
+    assert look({"percent": 50, "seconds_left": 0.3}, now=later) == pytest.approx(0.3)
     # Almost done: never sooner than the shortest.
-    assert task.seconds_to_next_look(99.9, now=later) == LOOK_SHORTEST
+    assert look({"percent": 99.9}, now=later) == LOOK_SHORTEST
     # Everything read: its last writes and commit.
-    assert task.seconds_to_next_look(100, now=later) == LOOK_FIRST
+    assert look({"percent": 100}, now=later) == LOOK_FIRST
     # 10 % of a task of minutes: the back-off.
     long_after = now + timedelta(minutes=1)
-    assert task.seconds_to_next_look(10, now=long_after) == LOOK_LONGEST
+    assert look({"percent": 10}, now=long_after) == LOOK_LONGEST
+
+
+def test_an_import_tells_the_time_its_reading_should_still_take(dataset):
+    """From its last report's pace, on the server's clock (``progress_of``)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    task = ImportTask(dataset=dataset, source_name="x.jsonl", created_at=now)
+    queued = progress_of(task, now=now)
+    assert (queued["percent"], queued["seconds_left"]) == (0, None)
+    task.status, task.started_at = TaskStatus.RUNNING, now
+    assert progress_of(task, now=now)["percent"] == 0  # nothing reported yet
+    # A quarter read in the first second, reported then; asked half a second later.
+    task.heartbeat_at = now + timedelta(seconds=1)
+    task.progress = {"items": 100, "counts": {}, "bytes_read": 250, "bytes_total": 1000}
+    running = progress_of(task, now=now + timedelta(seconds=1.5))
+    assert running["percent"] == 25
+    assert running["seconds_left"] == pytest.approx(2.5)
+    # Overdue: nothing left by that pace, not a negative time.
+    assert progress_of(task, now=now + timedelta(seconds=9))["seconds_left"] == 0
+    # A stream of unknown size: no percent, no estimate.
+    task.progress = {"items": 100, "counts": {}, "bytes_read": 250, "bytes_total": None}
+    unknown = progress_of(task, now=now + timedelta(seconds=1.5))
+    assert (unknown["percent"], unknown["seconds_left"]) == (None, None)
 
 
 def test_progress_is_live_from_the_heartbeat_while_running(dataset, annotator):
@@ -195,6 +225,7 @@ def test_progress_is_live_from_the_heartbeat_while_running(dataset, annotator):
         "bytes_read": 250,
         "bytes_total": 1000,
         "percent": 25,
+        "seconds_left": None,  # no start time: no pace
     }
 
 

@@ -249,3 +249,14 @@ def test_an_idle_worker_polls_as_often_as_the_setting_says_unless_told_otherwise
     parser = Command().create_parser("manage.py", "task_worker")
     assert parser.parse_args([]).interval == 0.3
     assert parser.parse_args(["--interval", "2"]).interval == 2
+
+
+def test_a_running_task_beats_soon_at_first_then_every_few_seconds(settings):
+    """A task of a few seconds reports its progress before it ends (beats at 0.5, 1, 2, 4,
+    6 … s with the default two seconds), so a waiting client can tell when it should end."""
+    settings.OCM_TASK_HEARTBEAT_SECONDS = 2
+    beats, now = [], 0.0
+    while now < 7:
+        now += background.Heartbeat._next_beat_in(now)
+        beats.append(now)
+    assert beats == [0.5, 1.0, 2.0, 4.0, 6.0, 8.0]
