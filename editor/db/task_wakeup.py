@@ -116,6 +116,8 @@ class Alarm:
             self._socket = None
         if self._socket_path is not None:
             self._socket_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # other workers still wait there
+                self._socket_path.parent.rmdir()
             self._socket_path = None
         if self._listener is not None:
             with contextlib.suppress(DatabaseError):  # already dropped by the server
