@@ -13,6 +13,7 @@ class EditorConfig(AppConfig):
         from editor import background
         from editor.assist import tasks as judge_tasks  # noqa: F401
         from editor.bulk import tasks as bulk_tasks  # noqa: F401
+        from editor.db import sqlite_binding
         from editor.exporting import tasks as export_tasks  # noqa: F401
         from editor.importing import tasks as import_tasks  # noqa: F401
         from editor.models import tokens
@@ -20,6 +21,7 @@ class EditorConfig(AppConfig):
         from editor.tokenizing import tasks as token_tasks  # noqa: F401
         from editor.webhooks import tasks as webhook_tasks  # noqa: F401
 
+        sqlite_binding.register_adapters()
         background.connect()
         tokens.connect()
         message_rows.connect()

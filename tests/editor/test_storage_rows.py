@@ -239,3 +239,47 @@ def test_the_rows_are_recorded_without_their_values(dataset, curator):
         if q["sql"].startswith(('INSERT INTO "editor_message" (', 'COPY "editor_message" ('))
     ]
     assert inserts and not any(secret in sql for sql in inserts)
+
+
+@pytest.mark.parametrize("per_statement", [2, 500])
+def test_columns_null_in_a_whole_statement_are_stored_null_as_the_others(
+    dataset, curator, monkeypatch, per_statement
+):
+    """On SQLite a column that is NULL in every row of a statement is written NULL in its SQL
+    (binding None is slow): rows whose channel, name and end are set or not, alone or
+    together in a statement, read back as they were given."""
+    monkeypatch.setattr(bulk_insert, "ROWS_PER_INSERT", per_statement)
+    messages = [
+        formats.Message("user", "plain"),
+        formats.Message("user", "plain too"),
+        formats.Message("assistant", "final", channel="final", end="<|end|>"),
+        formats.Message("tool", "42", name="calculator"),
+        formats.Message("user", ""),
+    ]
+    content = TranscriptContent.from_canonical(
+        formats.Transcript(spec="openchatml-2.2", messages=messages)
+    )
+    [made] = create_transcripts(dataset, [NewTranscript(content, title="t")], author=curator)
+    fields = ("role", "content", "channel", "name", "end", "attrs")
+    stored = [tuple(getattr(m, f) for f in fields) for m in made.messages.order_by("index")]
+    given = [tuple(getattr(m, f) or None for f in fields) for m in content.canonical.messages]
+    assert [tuple(v or None for v in row) for row in stored] == given
+    assert [row[2:5] for row in stored] == [
+        (None, None, "end"),
+        (None, None, "end"),
+        ("final", None, "<|end|>"),
+        (None, "calculator", "end"),
+        (None, None, "end"),
+    ]
+
+
+def test_none_and_bool_are_bound_as_sqlite3_would_bind_them():
+    """``editor.db.sqlite_binding``: the adapters registered for speed change no value."""
+    import sqlite3
+
+    with sqlite3.connect(":memory:") as database:
+        database.execute("CREATE TABLE t (a, b, c)")
+        database.execute("INSERT INTO t VALUES (?, ?, ?)", (None, True, False))
+        row = database.execute("SELECT a, typeof(a), b, typeof(b), c FROM t").fetchone()
+    assert row == (None, "null", 1, "integer", 0)
+    assert sqlite3.adapters[(type(None), sqlite3.PrepareProtocol)](None) is None
