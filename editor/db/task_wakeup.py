@@ -34,6 +34,8 @@ logger = logging.getLogger(__name__)
 
 CHANNEL = "ocm_task_queued"
 SOCKET_SUFFIX = ".sock"
+# After a failure to listen, the alarm only sleeps (the worker polls) this long.
+RETRY_SECONDS = 30
 
 
 def announce(using: str) -> None:
@@ -87,6 +89,7 @@ class Alarm:
         self._socket: socket.socket | None = None
         self._socket_path: Path | None = None
         self._listener = None  # a DatabaseWrapper of its own, LISTENing (PostgreSQL)
+        self._next_try = 0.0  # when to try listening again after a failure (monotonic)
 
     def __enter__(self) -> Alarm:
         # Listening before the first poll: a task queued between that poll and the first
@@ -125,7 +128,10 @@ class Alarm:
             self._listener = None
 
     def _listening(self) -> bool:
-        """Whether this alarm can be rung: listening already, or started now."""
+        """Whether this alarm can be rung: listening already, or started now (not again
+        within ``RETRY_SECONDS`` of a failure)."""
+        if time.monotonic() < self._next_try:
+            return False
         try:
             return self._listen()
         except (OSError, DatabaseError) as error:
@@ -133,10 +139,15 @@ class Alarm:
             return False
 
     def _unavailable(self, error: Exception) -> None:
-        """Polling only until the next wait tries again (a folder not writable, the
-        database server restarting)."""
-        logger.info("Task worker alarm unavailable (%s): polling only", error)
+        """Polling only for a while (a folder not writable, the database server restarting),
+        said once, not at every poll."""
+        logger.info(
+            "Task worker alarm unavailable (%s): polling only, listening again in %s s",
+            error,
+            RETRY_SECONDS,
+        )
         self.close()
+        self._next_try = time.monotonic() + RETRY_SECONDS
 
     def _listen(self) -> bool:
         """Start listening if not yet; False where there is nothing to listen to."""
@@ -147,10 +158,10 @@ class Alarm:
             folder.mkdir(mode=0o700, exist_ok=True)
             path = folder / f"{os.getpid()}-{id(self)}{SOCKET_SUFFIX}"
             path.unlink(missing_ok=True)
-            listening = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            listening.setblocking(False)
-            listening.bind(str(path))
-            self._socket, self._socket_path = listening, path
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # closed on failure
+            self._socket.setblocking(False)
+            self._socket.bind(str(path))
+            self._socket_path = path
             return True
         if self.vendor == "postgresql":
             listener = connections.create_connection(self.using)

@@ -117,11 +117,14 @@ def test_an_alarm_that_cannot_listen_sleeps_instead(monkeypatch, tmp_path):
         assert alarm.wait(0.01) is False
 
 
-def test_a_dropped_listening_connection_is_opened_again(alarm):
+def test_a_dropped_listening_connection_is_opened_again(alarm, monkeypatch):
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL's LISTEN connection; SQLite's workers wait on sockets")
     alarm._listener.connection.close()  # as when the server restarts
     assert alarm.wait(0.01) is False
+    task_wakeup.announce("default")
+    assert alarm.wait(0.01) is False  # not listening for a while: polling only
+    monkeypatch.setattr(alarm, "_next_try", 0.0)  # that while has passed
     assert alarm.wait(0) is False  # listening again
     task_wakeup.announce("default")
     assert alarm.wait(30) is True
