@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 import select
@@ -36,6 +37,8 @@ CHANNEL = "ocm_task_queued"
 SOCKET_SUFFIX = ".sock"
 # After a failure to listen, the alarm only sleeps (the worker polls) this long.
 RETRY_SECONDS = 30
+# Numbers the alarms of a process (each socket's name: short, as a socket path must be).
+_alarms = itertools.count()
 
 
 def announce(using: str) -> None:
@@ -57,8 +60,8 @@ def socket_folder(database_name) -> Path:
     name = str(database_name)
     if not name.startswith("file:") and name != ":memory:":
         name = str(Path(name).resolve())
-    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"ocm-task-wakeup-{os.getuid()}-{digest}"
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"ocm-wake-{os.getuid()}-{digest}"
 
 
 def _ring_sockets(folder: Path) -> None:
@@ -156,12 +159,14 @@ class Alarm:
         if self.vendor == "sqlite":
             folder = socket_folder(connections[self.using].settings_dict["NAME"])
             folder.mkdir(mode=0o700, exist_ok=True)
-            path = folder / f"{os.getpid()}-{id(self)}{SOCKET_SUFFIX}"
+            path = folder / f"{os.getpid()}-{next(_alarms)}{SOCKET_SUFFIX}"
             path.unlink(missing_ok=True)
-            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # closed on failure
+            # Both set first, so that a failure (a path past the 107 bytes a socket's name may
+            # take, under a deep TMPDIR) leaves neither socket nor folder behind.
+            self._socket_path = path
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             self._socket.setblocking(False)
             self._socket.bind(str(path))
-            self._socket_path = path
             return True
         if self.vendor == "postgresql":
             listener = connections.create_connection(self.using)

@@ -128,3 +128,14 @@ def test_a_dropped_listening_connection_is_opened_again(alarm, monkeypatch):
     assert alarm.wait(0) is False  # listening again
     task_wakeup.announce("default")
     assert alarm.wait(30) is True
+
+
+def test_a_socket_path_too_long_leaves_the_worker_polling_and_nothing_behind(monkeypatch, tmp_path):
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's workers wait on sockets; PostgreSQL's on LISTEN")
+    deep = tmp_path / ("d" * 100)  # past the 107 bytes a socket's path may take
+    deep.mkdir()
+    monkeypatch.setattr(task_wakeup.tempfile, "gettempdir", lambda: str(deep))
+    with task_wakeup.Alarm("default") as alarm:
+        assert alarm.wait(0.01) is False
+    assert list(deep.iterdir()) == []

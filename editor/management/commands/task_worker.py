@@ -19,6 +19,7 @@ A worker that runs until stopped starts the import helper process with itself
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -54,7 +55,13 @@ class Worker(db_worker.Worker):
         logger.info("Starting worker worker_id=%s queues=%s", self.worker_id, self.queue_names)
         if self.startup_delay and self.interval:
             time.sleep(random.random())  # workers started together poll apart
-        with task_wakeup.Alarm(router.db_for_write(DBTaskResult)) as alarm:
+        # A batch worker ends instead of waiting: nothing to listen for.
+        alarm = (
+            contextlib.nullcontext()
+            if self.batch
+            else task_wakeup.Alarm(router.db_for_write(DBTaskResult))
+        )
+        with alarm:
             failures = 0
             while self.running:
                 try:
