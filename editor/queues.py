@@ -313,10 +313,18 @@ def _open_item_rows(user, now):
 
 
 def _first_open_item(queue: ReviewQueue, user, now) -> QueueItem | None:
-    items = _open_items(queue, user, now)
-    if connection.features.has_select_for_update_skip_locked:
-        items = items.select_for_update(skip_locked=True, of=("self",))
-    return items.select_related("transcript").first()
+    """The first open item, locked. Claimers spread over the items by skipping the ones another
+    claimer holds locked; when only locked ones are left, this waits for them rather than say
+    nothing is left: the other claimer may take one place of several, and an annotator told
+    "nothing left" would leave an item short of its overlap (``_take_a_place`` reads the places
+    again once the lock is had)."""
+    items = _open_items(queue, user, now).select_related("transcript")
+    if not connection.features.has_select_for_update_skip_locked:
+        return items.first()  # SQLite: one writer at a time, no row locks
+    return (
+        items.select_for_update(skip_locked=True, of=("self",)).first()
+        or items.select_for_update(of=("self",)).first()
+    )
 
 
 def _take_a_place(queue: ReviewQueue, item: QueueItem, user, now) -> QueueAssignment:

@@ -295,6 +295,59 @@ def test_eight_threads_claiming_from_100_items_never_exceed_the_overlap(django_u
     assert len(set(pairs)) == len(pairs)  # never twice by the same annotator
 
 
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="SQLite has no row locks: a claimer never meets an item another one holds",
+)
+@pytest.mark.django_db(transaction=True)
+def test_an_item_another_claimer_holds_locked_is_waited_for_not_called_nothing_left(
+    django_user_model,
+):
+    """The eight threads' race, made certain: the last open item is locked by a claimer
+    taking one of its two places. Another annotator waits for it and takes the second place;
+    told "nothing left", they would leave the item one annotator short."""
+    from django.db import connections, transaction
+
+    dataset = Dataset.objects.create(name="Last", slug="last")
+    curator = django_user_model.objects.create_user("last-curator")
+    Membership.objects.create(user=curator, dataset=dataset, role=Role.CURATOR)
+    queue = queues.create_queue(
+        dataset, make_transcripts(dataset, curator, 1), name="Last", author=curator, overlap=2
+    )
+    (waiter,) = annotators(django_user_model, dataset, 1)
+    locked, release = threading.Event(), threading.Event()
+    claimed: list = []
+
+    def hold_the_item():
+        try:
+            with transaction.atomic():
+                queue.items.select_for_update().get()
+                locked.set()
+                release.wait(timeout=30)
+        finally:
+            connections.close_all()
+
+    def claim():
+        try:
+            claimed.append(queues.claim_next(queue, waiter))
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_item)
+    holder.start()
+    assert locked.wait(timeout=30)
+    claimer = threading.Thread(target=claim)
+    claimer.start()
+    claimer.join(timeout=0.5)
+    waited = claimer.is_alive()
+    release.set()
+    holder.join(timeout=30)
+    claimer.join(timeout=30)
+    assert waited  # it waited for the lock instead of answering at once
+    assert claimed and claimed[0] is not None
+    assert claimed[0].state == S.CLAIMED
+
+
 def test_annotator_figures_count_throughput_and_median_time(queue, django_user_model, dataset):
     (worker,) = annotators(django_user_model, dataset, 1)
     start = timezone.now()
