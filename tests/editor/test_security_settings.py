@@ -106,6 +106,30 @@ def test_plain_http_in_production_must_be_asked_for_and_is_reported(tmp_path):
         assert check in result.stderr + result.stdout
 
 
+# --- passwords ---------------------------------------------------------------------------
+
+
+def test_a_new_password_is_hashed_with_argon2id(django_user_model):
+    user = django_user_model.objects.create_user("fresh", password=PASSWORD)
+    assert user.password.startswith("argon2$argon2id$")
+    assert user.check_password(PASSWORD)
+
+
+def test_a_pbkdf2_hash_of_before_still_logs_in_and_becomes_argon2id(client, django_user_model):
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    hasher = PBKDF2PasswordHasher()
+    user = django_user_model.objects.create_user("older")
+    user.password = hasher.encode(PASSWORD, hasher.salt())
+    user.save(update_fields=["password"])
+
+    response = client.post(reverse("login"), {"username": "older", "password": PASSWORD})
+
+    assert response.status_code == 302
+    user.refresh_from_db()
+    assert user.password.startswith("argon2$argon2id$")
+
+
 # --- login throttling --------------------------------------------------------------------
 
 
