@@ -28,6 +28,8 @@ TERMINATORS = (END, CALL, RETURN)  # and None: the message was cut off (truncate
 HEADER_FIELDS = ("channel", "recipient", "name", "call_id", "intent", "content_type", "constrain")
 # The optional scalar fields: a value or None.
 SCALAR_FIELDS = (*HEADER_FIELDS, "end")
+# Message's first fields, in this order: conversion and storage build messages from them by
+# position (convert.hub._copy, editor.models.Message.canonical_of).
 SEMANTIC_FIELDS = ("role", "content", *SCALAR_FIELDS, "attrs")
 
 

@@ -532,3 +532,14 @@ def test_the_generation_prompt_survives_openai_messages(harmony, flag):
     assert json.loads(openai).get("add_generation_prompt") == flag
     back, losses = convert(formats.parse(openai, "openai-messages")[0], "harmony")
     assert back.endswith(harmony) and losses == []
+
+
+def test_a_message_s_fields_start_with_the_semantic_fields_in_their_order():
+    """Conversion copies messages and storage reads them by position (hub._copy,
+    editor.models.Message.canonical_of): a field added to Message must come after these, or
+    both must change."""
+    from dataclasses import fields
+
+    from editor.formats.model import SEMANTIC_FIELDS
+
+    assert tuple(field.name for field in fields(Message))[: len(SEMANTIC_FIELDS)] == SEMANTIC_FIELDS

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,12 +102,17 @@ class Hub:
     json_message: list[int] = dataclasses.field(default_factory=list)
 
 
+_semantic_values = operator.attrgetter(*SEMANTIC_FIELDS)
+
+
 def _copy(message: Message, **changes: Any) -> Message:
     """A copy without layout: a converted message is written in its target's canonical form."""
-    fields = {f: getattr(message, f) for f in SEMANTIC_FIELDS}
-    fields["attrs"] = dict(message.attrs)
-    fields.update(changes)
-    return Message(**fields)
+    # Positional: a message's fields start with SEMANTIC_FIELDS, in their order.
+    copy = Message(*_semantic_values(message))
+    copy.attrs = dict(copy.attrs)
+    for name, value in changes.items():
+        setattr(copy, name, value)
+    return copy
 
 
 def qualified(name: str) -> str:

@@ -283,12 +283,12 @@ class _Lowering:
         ):
             self.loss(index, "message", f"analysis message dropped ({to} has no hidden reasoning)")
             return
-        if is_call(m) and to in (CHATML, CHATML_JSON):
+        if to in (CHATML, CHATML_JSON) and is_call(m):
             self.loss(
                 index, "message", f"tool call to {m.recipient} dropped ({to} has no tool calls)"
             )
             return
-        if is_reply(m) and to in (CHATML, CHATML_JSON):
+        if to in (CHATML, CHATML_JSON) and is_reply(m):
             self.loss(index, "message", f"tool reply dropped ({to} has no tool messages)")
             return
         if (
@@ -301,7 +301,7 @@ class _Lowering:
             return
         reply = is_reply(m)
         answer = self.answers_before_call(m)
-        m = self.role(m, index)
+        m = self.role(m, index, reply)
         m = self.fields(m, index, reply)
         if answer:
             m.attrs[ENDS_MESSAGE] = True
@@ -345,9 +345,9 @@ class _Lowering:
             self.out = [self.out[k] for k in keep]
             self.indices = [self.indices[k] for k in keep]
 
-    def role(self, m: Message, index: int) -> Message:
+    def role(self, m: Message, index: int, reply: bool) -> Message:
         to = self.to
-        if is_reply(m):
+        if reply:
             tool = reply_tool(m)
             if to in (HARMONY, OCM20) and tool is not None:
                 m.role, m.name = _tool_name(tool), None
