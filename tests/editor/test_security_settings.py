@@ -109,16 +109,23 @@ def test_plain_http_in_production_must_be_asked_for_and_is_reported(tmp_path):
 # --- passwords ---------------------------------------------------------------------------
 
 
-def test_a_new_password_is_hashed_with_argon2id(django_user_model):
+def test_a_new_password_is_hashed_with_argon2id_in_one_lane(django_user_model):
     user = django_user_model.objects.create_user("fresh", password=PASSWORD)
-    assert user.password.startswith("argon2$argon2id$")
+    assert user.password.startswith("argon2$argon2id$v=19$m=65536,t=2,p=1$")
     assert user.check_password(PASSWORD)
 
 
-def test_a_pbkdf2_hash_of_before_still_logs_in_and_becomes_argon2id(client, django_user_model):
-    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+@pytest.mark.parametrize(
+    "hasher_path",
+    [
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "django.contrib.auth.hashers.Argon2PasswordHasher",  # Django's parameters: eight lanes
+    ],
+)
+def test_a_hash_made_before_still_logs_in_and_is_made_again(client, django_user_model, hasher_path):
+    from django.utils.module_loading import import_string
 
-    hasher = PBKDF2PasswordHasher()
+    hasher = import_string(hasher_path)()
     user = django_user_model.objects.create_user("older")
     user.password = hasher.encode(PASSWORD, hasher.salt())
     user.save(update_fields=["password"])
@@ -127,7 +134,7 @@ def test_a_pbkdf2_hash_of_before_still_logs_in_and_becomes_argon2id(client, djan
 
     assert response.status_code == 302
     user.refresh_from_db()
-    assert user.password.startswith("argon2$argon2id$")
+    assert user.password.startswith("argon2$argon2id$v=19$m=65536,t=2,p=1$")
 
 
 # --- login throttling --------------------------------------------------------------------
