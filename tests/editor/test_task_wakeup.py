@@ -11,9 +11,8 @@ import pytest
 from django.db import connection, connections
 
 from editor.db import task_wakeup
-from editor.management.commands.task_worker import Worker
 from editor.models import ImportTask, TaskStatus
-from tests.editor.test_task_worker import DATABASE_TASKS, queue_import
+from tests.editor.test_task_worker import DATABASE_TASKS, queue_import, task_worker
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,16 +58,7 @@ def test_a_worker_waiting_a_minute_between_polls_takes_a_queued_import_at_once(
         return wait(alarm, timeout)
 
     monkeypatch.setattr(task_wakeup.Alarm, "wait", waiting)
-    worker = Worker(
-        queue_names=["default"],
-        interval=60,
-        batch=False,
-        backend_name="default",
-        startup_delay=False,
-        max_tasks=1,
-        worker_id="test:wakeup",
-        excluded_queue_names=[],
-    )
+    worker = task_worker(interval=60, batch=False, max_tasks=1, worker_id="test:wakeup")
 
     def run() -> None:
         try:

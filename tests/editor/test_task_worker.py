@@ -59,6 +59,24 @@ def run_worker() -> None:
     )
 
 
+def task_worker(**overrides):
+    """A task worker of the default queue, built as ``manage.py task_worker`` builds it, for a
+    test that runs its loop in this process (``overrides``: what the test is about)."""
+    from editor.management.commands.task_worker import Worker
+
+    options = {
+        "queue_names": ["default"],
+        "interval": 0,
+        "batch": True,
+        "backend_name": "default",
+        "startup_delay": False,
+        "max_tasks": None,
+        "worker_id": "test",
+        "excluded_queue_names": [],
+    }
+    return Worker(**{**options, **overrides})
+
+
 def dead_worker() -> str:
     """The worker id of a process of this host that has ended."""
     child = subprocess.Popen([sys.executable, "-c", "pass"])

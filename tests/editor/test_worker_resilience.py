@@ -34,6 +34,7 @@ from tests.editor.test_task_worker import (
     as_if_running_on,
     dead_worker,
     queue_import,
+    task_worker,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -306,16 +307,7 @@ def test_the_poll_outlives_a_dropped_postgresql_connection(monkeypatch, caplog):
     monkeypatch.setattr(background, "RETRY_DELAYS", (0, 0))
     closed = []
     monkeypatch.setattr(background, "close_broken_connections", lambda: closed.append(True))
-    worker = Worker(
-        queue_names=["default"],
-        interval=0,
-        batch=True,
-        backend_name="default",
-        startup_delay=True,
-        max_tasks=None,
-        worker_id="test",
-        excluded_queue_names=[],
-    )
+    worker = task_worker(startup_delay=True)
 
     worker.run()
 
