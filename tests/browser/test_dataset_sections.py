@@ -81,3 +81,29 @@ def test_a_section_that_fails_says_so_and_is_asked_again(curator_page, live_serv
     expect(page.get_by_test_id("member-notice")).to_contain_text("newcomer is invited")
     expect(page.locator('[data-invitation="newcomer"]')).to_be_visible()
     assert not [e for e in console_errors if "500" not in e]
+
+
+# Changes the export section's spec the moment the section is in the page, as a quick user
+# (or a test) does: the change is made in the next task after the section is inserted.
+CHANGE_AS_SOON_AS_IN = """
+new MutationObserver((_, observer) => {
+  const spec = document.querySelector("[data-testid='export-form'] select[name='spec']");
+  if (!spec) return;
+  observer.disconnect();
+  setTimeout(() => {
+    spec.value = "openchatml-2.2";
+    spec.dispatchEvent(new Event("change", {bubbles: true}));
+  }, 0);
+}).observe(document, {childList: true, subtree: true});
+"""
+
+
+def test_a_section_s_form_answers_a_change_made_the_moment_it_arrives(curator_page, live_server):
+    """htmx wires up what it swaps in when the swap settles; with its default 20 ms settle
+    delay, a change made before that was not listened to and no preview came."""
+    page = curator_page
+    page.add_init_script(CHANGE_AS_SOON_AS_IN)
+    page.goto(f"{live_server.url}/datasets/support/")
+    expect(page.get_by_test_id("export-nothing-lost")).to_have_text(
+        "Nothing is lost: 3 transcripts export whole.", timeout=10_000
+    )
