@@ -60,6 +60,16 @@ def test_templates_have_no_inline_script_style_or_event_handler():
             assert word not in text, f"{template.relative_to(PROJECT)} has {word!r}"
 
 
+def test_template_comments_close_on_their_line(client):
+    # Django's {# #} is one line only: one left open runs on and is shown on the page.
+    for template in (PROJECT / "templates").rglob("*.html"):
+        for number, line in enumerate(template.read_text().splitlines(), 1):
+            assert line.count("{#") == line.count("#}"), (
+                f"{template.relative_to(PROJECT)}:{number} opens a comment it does not close"
+            )
+    assert "{#" not in client.get(reverse("login")).content.decode()
+
+
 def test_local_runs_stay_plain_http():
     # The test run, like `make run`, leaves DJANGO_DEBUG unset: a development setup.
     if os.environ.get("DJANGO_DEBUG", "true").lower() not in {"1", "true", "yes", "on"}:
