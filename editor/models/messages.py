@@ -144,8 +144,8 @@ class Message(models.Model):
         attrs = values[-1]
         if attrs_as_text:
             attrs = json.loads(attrs) if attrs and attrs != "{}" else {}
-        # Positional: a message's fields start with SEMANTIC_FIELDS, in their order (read as
-        # keywords, this was a tenth of a converted export's time).
+        # Positional: a message's fields start with SEMANTIC_FIELDS, in their order (built from
+        # keywords, this was about a twentieth of a converted export's CPU).
         return formats.Message(role, content, *values[5:-1], attrs)
 
     def to_canonical(self) -> formats.Message:
